@@ -1,0 +1,56 @@
+// fusor/core/config.hpp — compile-time configuration shared by every layer.
+//
+// Portable: compiled by g++ and by nvcc's front end. No xtensor, xsimd or CUDA
+// headers may be included from core/.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+// One attribute macro for functions that must run on the host and on a CUDA
+// device (Eigen's EIGEN_DEVICE_FUNC, CCCL's _CCCL_HOST_DEVICE). Functors in
+// expr/ use it so one definition serves the scalar loop, the xsimd batch loop
+// and the CUDA kernel.
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define FUSOR_HD __host__ __device__
+#else
+#define FUSOR_HD
+#endif
+#define FUSOR_INLINE FUSOR_HD inline
+
+// Checked builds detect stale borrowed outputs (fusor::stale_borrow_error).
+// On by default in debug builds (no NDEBUG); force with -DFUSOR_CHECKED=0/1.
+#ifndef FUSOR_CHECKED
+#ifdef NDEBUG
+#define FUSOR_CHECKED 0
+#else
+#define FUSOR_CHECKED 1
+#endif
+#endif
+
+// The largest rank a fusor value may have. Shapes are stored inline (no heap)
+// so that steady-state calls allocate nothing; NumPy's own limit is 32, but
+// every workload we know of stays far below 8.
+#ifndef FUSOR_MAX_RANK
+#define FUSOR_MAX_RANK 8
+#endif
+
+// Alignment of every buffer fusor allocates on the host: one cache line, which
+// is also the widest SIMD register (AVX-512).
+#ifndef FUSOR_ALIGNMENT
+#define FUSOR_ALIGNMENT 64
+#endif
+
+namespace fusor {
+
+/// Signed index type used for strides and offsets everywhere (host and device),
+/// so that one lowered kernel type is identical in g++ and nvcc units.
+using index_t = std::int64_t;
+
+inline constexpr std::size_t max_rank = FUSOR_MAX_RANK;
+inline constexpr std::size_t alignment = FUSOR_ALIGNMENT;
+
+/// Marks a rank only known at run time (xt::xarray).
+inline constexpr int dynamic_rank = -1;
+
+}  // namespace fusor

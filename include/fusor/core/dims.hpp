@@ -1,0 +1,107 @@
+// fusor/core/dims.hpp — a shape stored inline (no heap), its printing, and
+// NumPy broadcasting of two shapes.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <initializer_list>
+#include <string>
+
+#include "fusor/core/config.hpp"
+#include "fusor/core/errors.hpp"
+
+namespace fusor {
+
+/// The extents of a value of rank <= max_rank, stored inline so that copying a
+/// shape never allocates (steady-state calls must not).
+class dims {
+ public:
+  constexpr dims() noexcept = default;
+  constexpr dims(std::initializer_list<std::size_t> extents) {
+    if (extents.size() > max_rank) throw rank_error("fusor: rank " + std::to_string(extents.size()) +
+                                                    " exceeds FUSOR_MAX_RANK (" + std::to_string(max_rank) + ")");
+    for (std::size_t e : extents) extent_[rank_++] = e;
+  }
+  /// From any sequence of extents (a std::vector, xtensor's svector, ...).
+  template <class Seq>
+    requires requires(const Seq& s) { s.size(); s.begin(); }
+  static dims from(const Seq& s) {
+    if (s.size() > max_rank)
+      throw rank_error("fusor: rank " + std::to_string(s.size()) + " exceeds FUSOR_MAX_RANK (" +
+                       std::to_string(max_rank) + ")");
+    dims d;
+    for (auto e : s) d.extent_[d.rank_++] = static_cast<std::size_t>(e);
+    return d;
+  }
+
+  constexpr std::size_t rank() noexcept { return rank_; }
+  constexpr std::size_t rank() const noexcept { return rank_; }
+  constexpr std::size_t operator[](std::size_t i) const noexcept { return extent_[i]; }
+  constexpr std::size_t& operator[](std::size_t i) noexcept { return extent_[i]; }
+  constexpr const std::size_t* begin() const noexcept { return extent_.data(); }
+  constexpr const std::size_t* end() const noexcept { return extent_.data() + rank_; }
+  constexpr std::size_t size() const noexcept { return rank_; }
+
+  /// Number of elements (1 for rank 0).
+  constexpr std::size_t elements() const noexcept {
+    std::size_t n = 1;
+    for (std::size_t i = 0; i < rank_; ++i) n *= extent_[i];
+    return n;
+  }
+
+  constexpr void push_back(std::size_t e) {
+    if (rank_ == max_rank) throw rank_error("fusor: rank exceeds FUSOR_MAX_RANK");
+    extent_[rank_++] = e;
+  }
+
+  friend constexpr bool operator==(const dims& a, const dims& b) noexcept {
+    if (a.rank_ != b.rank_) return false;
+    for (std::size_t i = 0; i < a.rank_; ++i)
+      if (a.extent_[i] != b.extent_[i]) return false;
+    return true;
+  }
+
+  /// NumPy's spelling: "(2, 3)", "(5,)", "()".
+  std::string str() const {
+    std::string s = "(";
+    for (std::size_t i = 0; i < rank_; ++i) {
+      if (i) s += ", ";
+      s += std::to_string(extent_[i]);
+    }
+    if (rank_ == 1) s += ",";
+    return s + ")";
+  }
+
+ private:
+  std::array<std::size_t, max_rank> extent_{};
+  std::size_t rank_ = 0;
+};
+
+/// Row-major (C order) element strides of a shape.
+inline std::array<index_t, max_rank> c_strides(const dims& d) noexcept {
+  std::array<index_t, max_rank> s{};
+  index_t acc = 1;
+  for (std::size_t i = d.rank(); i-- > 0;) {
+    s[i] = acc;
+    acc *= static_cast<index_t>(d[i]);
+  }
+  return s;
+}
+
+/// Tries NumPy broadcasting of two shapes: aligned on the right, an extent of 1
+/// stretches. Returns false (and leaves `out` unspecified) on a mismatch.
+inline bool try_broadcast(const dims& a, const dims& b, dims& out) noexcept {
+  const std::size_t r = a.rank() > b.rank() ? a.rank() : b.rank();
+  dims result;
+  for (std::size_t i = 0; i < r; ++i) result.push_back(1);
+  for (std::size_t i = 0; i < r; ++i) {
+    const std::size_t ea = i < r - a.rank() ? 1 : a[i - (r - a.rank())];
+    const std::size_t eb = i < r - b.rank() ? 1 : b[i - (r - b.rank())];
+    if (ea != eb && ea != 1 && eb != 1) return false;
+    result[i] = ea == 1 ? eb : ea;
+  }
+  out = result;
+  return true;
+}
+
+}  // namespace fusor

@@ -1,0 +1,117 @@
+// fusor/memory/buffer.hpp — a reference-counted span of bytes in a memory
+// space. Three kinds: owned by fusor (64-byte aligned), borrowed from the user
+// (not owned; the caller keeps it alive), or adopted from a moved-in user
+// object (the object is kept alive with the buffer).
+#pragma once
+
+#include <cstddef>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <utility>
+
+#include "fusor/core/config.hpp"
+#include "fusor/core/errors.hpp"
+#include "fusor/memory/space.hpp"
+
+namespace fusor {
+
+enum class ownership : unsigned char {
+  owned,     ///< allocated by fusor, aligned to fusor::alignment
+  borrowed,  ///< the user's memory; its lifetime is the user's
+  adopted,   ///< the user's object was moved in and is kept alive here
+};
+
+namespace detail {
+struct aligned_free {
+  void operator()(void* p) const noexcept { std::free(p); }
+};
+
+/// Rounds a request up to whole cache lines: aligned_alloc needs a multiple of
+/// the alignment, and the padding lets a SIMD loop finish without a scalar tail
+/// on fusor-owned memory.
+constexpr std::size_t padded_bytes(std::size_t bytes) noexcept {
+  const std::size_t n = bytes == 0 ? alignment : bytes;
+  return (n + alignment - 1) / alignment * alignment;
+}
+}  // namespace detail
+
+class buffer {
+ public:
+  buffer() noexcept = default;
+
+  /// Fresh fusor-owned storage of at least `bytes`, aligned to
+  /// fusor::alignment. Contents are uninitialised.
+  static buffer allocate(std::size_t bytes, memory_space space = host) {
+    if (space.kind != space_kind::host)
+      throw space_error("fusor: cannot allocate " + std::to_string(bytes) + " bytes in memory space '" +
+                        space.str() + "': this build of fusor has no CUDA backend");
+    void* p = std::aligned_alloc(alignment, detail::padded_bytes(bytes));
+    if (!p) throw std::bad_alloc();
+    buffer b;
+    b.keep_ = std::shared_ptr<void>(p, detail::aligned_free{});
+    b.data_ = static_cast<std::byte*>(p);
+    b.bytes_ = bytes;
+    b.space_ = space;
+    b.how_ = ownership::owned;
+    return b;
+  }
+
+  /// The user's memory, not owned: the caller guarantees it outlives every use.
+  static buffer borrow(void* p, std::size_t bytes, memory_space space = host) noexcept {
+    buffer b;
+    b.data_ = static_cast<std::byte*>(p);
+    b.bytes_ = bytes;
+    b.space_ = space;
+    b.how_ = ownership::borrowed;
+    return b;
+  }
+
+  /// Takes ownership of a user object (an xt::xarray moved in, say) and uses
+  /// the bytes that `locate(object)` points at. O(1): the elements do not move.
+  template <class Object, class Locate>
+  static buffer adopt(Object&& object, Locate locate, std::size_t bytes) {
+    auto holder = std::make_shared<std::decay_t<Object>>(std::forward<Object>(object));
+    buffer b;
+    b.data_ = static_cast<std::byte*>(static_cast<void*>(locate(*holder)));
+    b.keep_ = std::move(holder);
+    b.bytes_ = bytes;
+    b.space_ = host;
+    b.how_ = ownership::adopted;
+    return b;
+  }
+
+  std::byte* data() const noexcept { return data_; }
+  std::size_t bytes() const noexcept { return bytes_; }
+  const memory_space& space() const noexcept { return space_; }
+  ownership how() const noexcept { return how_; }
+  explicit operator bool() const noexcept { return data_ != nullptr || how_ == ownership::owned; }
+
+  /// Number of handles sharing this storage (0 for borrowed memory, which
+  /// fusor does not count).
+  long use_count() const noexcept { return keep_.use_count(); }
+
+  /// The adopted object, if this buffer adopted one of type Object.
+  template <class Object>
+  std::shared_ptr<Object> adopted_object() const noexcept {
+    if (how_ != ownership::adopted) return nullptr;
+    return std::static_pointer_cast<Object>(keep_);
+  }
+
+  /// Whether [p, p + n) and this buffer's bytes share at least one byte
+  /// (Kokkos' deep_copy overlap test). Empty ranges overlap nothing.
+  bool overlaps(const void* p, std::size_t n) const noexcept {
+    if (n == 0 || bytes_ == 0 || data_ == nullptr) return false;
+    const auto* b = static_cast<const std::byte*>(p);
+    return b < data_ + bytes_ && data_ < b + n;
+  }
+
+ private:
+  std::shared_ptr<void> keep_;
+  std::byte* data_ = nullptr;
+  std::size_t bytes_ = 0;
+  memory_space space_{};
+  ownership how_ = ownership::owned;
+};
+
+}  // namespace fusor

@@ -1,0 +1,79 @@
+// fusor/shared/cast.hpp — the casting rules a value passes to be stored in a
+// variable of another dtype (reference/memory-model.md §E, R28–R29).
+#pragma once
+
+#include <cmath>
+#include <limits>
+#include <charconv>
+#include <string>
+#include <type_traits>
+
+#include "fusor/core/dims.hpp"
+#include "fusor/core/dtype.hpp"
+#include "fusor/core/errors.hpp"
+
+namespace fusor {
+
+/// Converts one element as numpy's astype does, without C++'s undefined
+/// behaviour: integers wrap modulo 2^n (C++20), floats are truncated toward
+/// zero, and a float that does not fit the target integer becomes the result
+/// of going through int64 (or 0 for NaN and values outside int64).
+template <element Dst, element Src>
+constexpr Dst convert_element(Src v) noexcept {
+  if constexpr (std::is_same_v<Dst, bool>) {
+    return v != Src(0);
+  } else if constexpr (std::is_floating_point_v<Src> && std::is_integral_v<Dst>) {
+    if (!(v == v)) return Dst(0);
+    if (v >= Src(-9.2233720368547758e18) && v < Src(9.2233720368547758e18))
+      return static_cast<Dst>(static_cast<std::int64_t>(v));
+    return Dst(0);
+  } else {
+    return static_cast<Dst>(v);
+  }
+}
+
+/// How a variable treats a value of another dtype.
+struct cast_policy {
+  bool strict = false;
+  bool allow_downcast = false;
+};
+
+namespace detail {
+/// Shortest text that reads back as the same value (8.23, not 8.2300000000000004).
+template <class T>
+std::string value_text(T v) {
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, +v);
+  return ec == std::errc() ? std::string(buf, end) : std::string("?");
+}
+}  // namespace detail
+
+/// Checks that `n` elements of type Src may be stored as Dst under `policy`,
+/// throwing fusor::dtype_error naming `who` otherwise. A `scalar_source` (a
+/// C++ arithmetic value, Theano's Python scalar) may also be stored when the
+/// conversion is exact for its value (R28.6c: 8.0 -> int64 is fine, 8.23 is not).
+template <element Dst, element Src>
+void check_cast(const std::string& who, const Src* src, std::size_t n, bool scalar_source, cast_policy policy) {
+  constexpr dtype to = dtype_of<Dst>, from = dtype_of<Src>;
+  if constexpr (to == from) {
+    return;
+  } else {
+    if (policy.strict)
+      throw dtype_error(who + " is strict: expected a value of dtype " + std::string(name(to)) + ", received " +
+                        std::string(name(from)));
+    if (policy.allow_downcast || can_cast_safely(from, to)) return;
+    if (scalar_source && n == 1) {
+      const Dst converted = convert_element<Dst>(src[0]);
+      if (static_cast<Src>(converted) == src[0] && convert_element<Src>(converted) == src[0]) return;
+      throw dtype_error(who + " (dtype " + std::string(name(to)) + ") cannot store accurately the value " +
+                        detail::value_text(src[0]) + ": it would be represented as " +
+                        detail::value_text(converted) + ". Convert the value explicitly, or create the variable "
+                        "with allow_downcast = true");
+    }
+    throw dtype_error(who + " (dtype " + std::string(name(to)) + ") cannot store a value of dtype " +
+                      std::string(name(from)) + " without risking loss of precision. Convert it explicitly (e.g. "
+                      "xt::cast<" + std::string(cpp_name(to)) + ">), or create the variable with allow_downcast = true");
+  }
+}
+
+}  // namespace fusor

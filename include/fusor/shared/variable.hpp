@@ -1,0 +1,162 @@
+// fusor/shared/variable.hpp — the record behind a shared<T> handle, and the
+// process-wide registry of live records that enforces DESIGN §1.3: no two
+// shared variables ever hold one buffer.
+//
+// The registry is an intrusive list (no allocation when a record's storage
+// changes, so updates in a steady-state call stay allocation-free) guarded by
+// one mutex; it is walked only when a user buffer is borrowed or adopted.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "fusor/memory/array.hpp"
+#include "fusor/shared/options.hpp"
+
+namespace fusor {
+
+class variable_base;
+
+namespace detail {
+struct variable_registry {
+  std::mutex mutex;
+  variable_base* head = nullptr;
+};
+inline variable_registry& registry() noexcept {
+  static variable_registry r;
+  return r;
+}
+inline std::uint64_t next_variable_id() noexcept {
+  static std::atomic<std::uint64_t> counter{0};
+  return ++counter;
+}
+}  // namespace detail
+
+/// What every shared variable record has, whatever its C++ type: identity,
+/// name, options, and the byte range it currently holds.
+class variable_base {
+ public:
+  explicit variable_base(shared_options options) : options_(std::move(options)), id_(detail::next_variable_id()) {
+    auto& r = detail::registry();
+    std::lock_guard lock(r.mutex);
+    next_ = r.head;
+    if (next_) next_->prev_ = this;
+    r.head = this;
+  }
+  variable_base(const variable_base&) = delete;
+  variable_base& operator=(const variable_base&) = delete;
+  virtual ~variable_base() {
+    auto& r = detail::registry();
+    std::lock_guard lock(r.mutex);
+    if (prev_) prev_->next_ = next_;
+    else r.head = next_;
+    if (next_) next_->prev_ = prev_;
+  }
+
+  const std::string& name() const noexcept { return options_.name; }
+  const shared_options& options() const noexcept { return options_; }
+  std::uint64_t id() const noexcept { return id_; }
+  /// Bumped whenever the storage is replaced or written in place by fusor.
+  std::uint64_t generation() const noexcept { return generation_.load(std::memory_order_acquire); }
+
+  /// "shared variable 'W'" — the subject of every message about it.
+  std::string describe() const {
+    return options_.name.empty() ? std::string("unnamed shared variable #") + std::to_string(id_)
+                                 : "shared variable '" + options_.name + "'";
+  }
+
+  /// Whether a shared variable other than `self` holds any byte of [p, p+n).
+  static bool held_by_another(const void* p, std::size_t n, const variable_base* self) {
+    if (n == 0) return false;
+    auto& r = detail::registry();
+    std::lock_guard lock(r.mutex);
+    const auto* b = static_cast<const std::byte*>(p);
+    for (const variable_base* v = r.head; v; v = v->next_) {
+      if (v == self || v->bytes_ == 0) continue;
+      if (b < v->lo_ + v->bytes_ && v->lo_ < b + n) return true;
+    }
+    return false;
+  }
+
+ protected:
+  /// Records the byte range now held; called with every storage change.
+  void note_storage(const std::byte* lo, std::size_t bytes) noexcept {
+    auto& r = detail::registry();
+    std::lock_guard lock(r.mutex);
+    lo_ = lo;
+    bytes_ = bytes;
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+  }
+  void note_written() noexcept { generation_.fetch_add(1, std::memory_order_acq_rel); }
+
+  shared_options options_;
+
+ private:
+  std::uint64_t id_;
+  std::atomic<std::uint64_t> generation_{0};
+  const std::byte* lo_ = nullptr;
+  std::size_t bytes_ = 0;
+  variable_base* prev_ = nullptr;
+  variable_base* next_ = nullptr;
+};
+
+/// The record of a tensor shared variable: its storage, rank and pattern.
+template <element E>
+class tensor_variable : public variable_base {
+ public:
+  tensor_variable(shared_options options, std::size_t rank) : variable_base(std::move(options)), rank_(rank) {
+    for (std::size_t i = 0; i < options_.broadcastable.size(); ++i)
+      if (options_.broadcastable[i]) broadcastable_mask_ |= 1u << i;
+  }
+
+  const array<E>& storage() const noexcept { return storage_; }
+  bool has_value() const noexcept { return has_value_; }
+  std::size_t rank() const noexcept { return rank_; }
+  bool broadcastable(std::size_t axis) const noexcept { return (broadcastable_mask_ >> axis) & 1u; }
+  std::uint32_t broadcastable_mask() const noexcept { return broadcastable_mask_; }
+
+  /// Installs new storage; the old one is released after the lock is dropped
+  /// (views taken earlier keep it alive and keep the old values, R23).
+  void install(array<E> next) noexcept {
+    array<E> old = std::move(storage_);
+    storage_ = std::move(next);
+    has_value_ = true;
+    note_storage(storage_.storage().data(), storage_.bytes());
+  }
+  /// Drops the storage (take_value()).
+  void clear() noexcept {
+    storage_ = array<E>();
+    has_value_ = false;
+    note_storage(nullptr, 0);
+  }
+  /// fusor wrote into the storage in place (zero(borrow), in-place updates).
+  void written_in_place() noexcept { note_written(); }
+
+ private:
+  array<E> storage_;
+  bool has_value_ = false;
+  std::size_t rank_;
+  std::uint32_t broadcastable_mask_ = 0;
+};
+
+/// The record of a generic shared variable (PyTensor's generic type, R14).
+template <class T>
+class generic_variable : public variable_base {
+ public:
+  using variable_base::variable_base;
+  const std::shared_ptr<T>& object() const noexcept { return object_; }
+  bool has_value() const noexcept { return object_ != nullptr; }
+  void install(std::shared_ptr<T> next) noexcept {
+    object_.swap(next);
+    note_storage(reinterpret_cast<const std::byte*>(object_.get()), object_ ? sizeof(T) : 0);
+  }
+
+ private:
+  std::shared_ptr<T> object_;
+};
+
+}  // namespace fusor
