@@ -1,0 +1,39 @@
+#!/usr/bin/env python3
+"""`meson install` into a temporary prefix, then build and run a consumer
+project that finds fusor with dependency('fusor') through the installed fusor.pc."""
+import glob
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def run(cmd, **kw):
+    print("+ " + " ".join(cmd), flush=True)
+    subprocess.run(cmd, check=True, **kw)
+
+
+def main(source_root):
+    with tempfile.TemporaryDirectory(prefix="fusor-install-") as tmp:
+        prefix = os.path.join(tmp, "prefix")
+        run(["meson", "setup", os.path.join(tmp, "lib"), source_root, "--prefix", prefix,
+             "-Dtests=false", "-Dexamples=false", "-Dbenchmarks=disabled", "-Dgpu=disabled"],
+            stdout=subprocess.DEVNULL)
+        run(["meson", "install", "-C", os.path.join(tmp, "lib")], stdout=subprocess.DEVNULL)
+        pcs = glob.glob(os.path.join(prefix, "**", "fusor.pc"), recursive=True)
+        headers = glob.glob(os.path.join(prefix, "include", "fusor", "shared.hpp"))
+        if not pcs or not headers:
+            print(f"install is missing fusor.pc ({pcs}) or the headers ({headers})")
+            return 1
+        env = dict(os.environ, PKG_CONFIG_PATH=os.path.dirname(pcs[0]))
+        consumer = os.path.join(tmp, "consumer")
+        run(["meson", "setup", consumer, os.path.join(source_root, "test", "consumer")], env=env,
+            stdout=subprocess.DEVNULL)
+        run(["meson", "compile", "-C", consumer], env=env, stdout=subprocess.DEVNULL)
+        run([os.path.join(consumer, "consumer")])
+        print("installed headers and fusor.pc work from another meson project")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
