@@ -11,3 +11,4 @@
 #include "fusor/memory/buffer.hpp"
 #include "fusor/memory/space.hpp"
 #include "fusor/shared.hpp"
+#include "fusor/eval.hpp"

@@ -197,6 +197,25 @@ constexpr dtype promote_weak(dtype array, dtype scalar) noexcept {
   return kind_of(scalar) == dtype_kind::floating ? dtype::float64 : dtype::int64;
 }
 
+/// Calls f(T{}) with the C++ element type of a run-time dtype.
+template <class F>
+decltype(auto) visit(dtype d, F&& f) {
+  switch (d) {
+    case dtype::bool_: return f(bool{});
+    case dtype::int8: return f(std::int8_t{});
+    case dtype::uint8: return f(std::uint8_t{});
+    case dtype::int16: return f(std::int16_t{});
+    case dtype::uint16: return f(std::uint16_t{});
+    case dtype::int32: return f(std::int32_t{});
+    case dtype::uint32: return f(std::uint32_t{});
+    case dtype::int64: return f(std::int64_t{});
+    case dtype::uint64: return f(std::uint64_t{});
+    case dtype::float32: return f(float{});
+    case dtype::float64: break;
+  }
+  return f(double{});
+}
+
 /// promote() on C++ types.
 template <element A, element B>
 using promote_t = element_of_t<promote(dtype_of<A>, dtype_of<B>)>;

@@ -1,0 +1,38 @@
+// fusor/backend/cpu/blas.hpp — dot products through BLAS (xtensor-blas over
+// OpenBLAS) for float and double; a plain loop for integer dtypes.
+#pragma once
+
+#include <cstddef>
+#include <type_traits>
+
+#include <xtensor/xadapt.hpp>
+#include <xtensor-blas/xblas.hpp>
+
+namespace fusor::cpu {
+
+/// C[m x k] = A[m x n] * B[n x k], all contiguous row-major. Vectors are the
+/// m == 1 or k == 1 cases.
+template <class E>
+void matmul(const E* a, const E* b, E* c, std::size_t m, std::size_t n, std::size_t k) {
+  if constexpr (std::is_same_v<E, float> || std::is_same_v<E, double>) {
+    if (m == 0 || k == 0) return;
+    if (n == 0) {
+      for (std::size_t i = 0; i < m * k; ++i) c[i] = E(0);
+      return;
+    }
+    using shape2 = std::array<std::size_t, 2>;
+    auto A = xt::adapt(const_cast<E*>(a), m * n, xt::no_ownership(), shape2{m, n});
+    auto B = xt::adapt(const_cast<E*>(b), n * k, xt::no_ownership(), shape2{n, k});
+    auto C = xt::adapt(c, m * k, xt::no_ownership(), shape2{m, k});
+    xt::blas::gemm(A, B, C);
+  } else {
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t j = 0; j < k; ++j) {
+        E acc = E(0);
+        for (std::size_t p = 0; p < n; ++p) acc = static_cast<E>(acc + a[i * n + p] * b[p * k + j]);
+        c[i * k + j] = acc;
+      }
+  }
+}
+
+}  // namespace fusor::cpu

@@ -1,0 +1,177 @@
+// fusor/backend/cpu/evaluator.hpp — lowered expressions: the trivially
+// copyable kernel trees the fused loops run (Eigen's evaluators). Leaves are
+// raw strided views; no handle, no reference count, no allocation.
+//
+// Protocol of an evaluator Ev:
+//   using value_type; static constexpr bool simd;     // vectorisable as is
+//   static constexpr std::size_t leaves;              // array leaves below
+//   const dims& shape() const;                        // its broadcast shape
+//   void broadcast_to(const dims& out);               // set strides vs. out
+//   template <class F> void for_each_leaf(F&&);       // visit array leaves
+//   void set_outer(const index_t* idx, std::size_t n);// position the outer loop
+//   value_type scalar(index_t i) const;               // element i of the row
+//   template <class Mode> batch<value_type> load(index_t i) const;
+#pragma once
+
+#include <array>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "fusor/backend/cpu/simd.hpp"
+#include "fusor/core/dims.hpp"
+#include "fusor/expr/elementwise.hpp"
+#include "fusor/shared/cast.hpp"
+
+namespace fusor::cpu {
+
+/// A strided view of memory: the lowered form of every array leaf (inputs,
+/// shared variables, materialised temporaries, transposed views).
+template <class E>
+struct leaf {
+  using value_type = E;
+  static constexpr bool simd = simd_element<E>;
+  static constexpr std::size_t leaves = 1;
+
+  const E* data = nullptr;
+  dims view_shape;
+  std::array<index_t, max_rank> view_strides{};  // element strides of the view itself
+  std::array<index_t, max_rank> strides{};       // strides against the output index space
+  const E* cur = nullptr;
+  index_t inner = 0;
+
+  static leaf contiguous(const E* p, const dims& shape) {
+    leaf l;
+    l.data = p;
+    l.view_shape = shape;
+    l.view_strides = c_strides(shape);
+    return l;
+  }
+
+  const dims& shape() const noexcept { return view_shape; }
+
+  /// Right-aligns the view on `out`; axes it lacks or has as 1 get stride 0.
+  void broadcast_to(const dims& out) noexcept {
+    const std::size_t r = out.rank(), lr = view_shape.rank();
+    for (std::size_t d = 0; d < r; ++d) {
+      if (d < r - lr) {
+        strides[d] = 0;
+      } else {
+        const std::size_t ld = d - (r - lr);
+        strides[d] = view_shape[ld] == 1 ? 0 : view_strides[ld];
+      }
+    }
+    cur = data;
+  }
+  template <class F>
+  void for_each_leaf(F&& f) {
+    f(*this);
+  }
+  void set_outer(const index_t* idx, std::size_t n) noexcept {
+    const E* p = data;
+    for (std::size_t d = 0; d < n; ++d) p += idx[d] * strides[d];
+    cur = p;
+  }
+  E scalar(index_t i) const noexcept { return cur[i * inner]; }
+  template <class Mode>
+  batch<E> load(index_t i) const noexcept {
+    if (inner == 0) return batch<E>(*cur);
+    return batch<E>::load(cur + i, Mode{});
+  }
+};
+
+/// A constant: broadcast everywhere, converted once to the type it is used at.
+template <class E>
+struct scalar_leaf {
+  using value_type = E;
+  static constexpr bool simd = true;
+  static constexpr std::size_t leaves = 0;
+  E value;
+  dims none;
+  const dims& shape() const noexcept { return none; }
+  void broadcast_to(const dims&) noexcept {}
+  template <class F>
+  void for_each_leaf(F&&) {}
+  void set_outer(const index_t*, std::size_t) noexcept {}
+  E scalar(index_t) const noexcept { return value; }
+  template <class Mode, class B = batch<E>>
+  B load(index_t) const noexcept {
+    return B(value);
+  }
+};
+
+template <class T>
+inline constexpr bool is_scalar_leaf_v = false;
+template <class E>
+inline constexpr bool is_scalar_leaf_v<scalar_leaf<E>> = true;
+
+template <class F, class R, class Casts, class... Children>
+struct map_eval;
+
+template <class F, class R, class... Casts, class... Children>
+struct map_eval<F, R, type_list<Casts...>, Children...> {
+  using value_type = R;
+  // Vectorised when everything is one float type: every child already is the
+  // type it is cast to (constants convert themselves), and the result too.
+  static constexpr bool simd =
+      simd_element<R> && ((std::is_same_v<Casts, R> &&
+                           (is_scalar_leaf_v<Children> || std::is_same_v<typename Children::value_type, R>) &&
+                           Children::simd) &&
+                          ...);
+  static constexpr std::size_t leaves = (Children::leaves + ... + 0);
+
+  std::tuple<Children...> children;
+  dims out_shape;
+
+  const dims& shape() const noexcept { return out_shape; }
+  void broadcast_to(const dims& out) noexcept {
+    std::apply([&](auto&... c) { (c.broadcast_to(out), ...); }, children);
+  }
+  template <class G>
+  void for_each_leaf(G&& g) {
+    std::apply([&](auto&... c) { (c.for_each_leaf(g), ...); }, children);
+  }
+  void set_outer(const index_t* idx, std::size_t n) noexcept {
+    std::apply([&](auto&... c) { (c.set_outer(idx, n), ...); }, children);
+  }
+  R scalar(index_t i) const noexcept {
+    return std::apply(
+        [&](const auto&... c) {
+          return static_cast<R>(F{}(convert_element<Casts>(c.scalar(i))...));
+        },
+        children);
+  }
+  template <class Mode>
+  batch<R> load(index_t i) const noexcept {
+    return std::apply([&](const auto&... c) { return F{}(load_child<Mode>(c, i)...); }, children);
+  }
+
+ private:
+  template <class Mode, class C>
+  static batch<R> load_child(const C& c, index_t i) noexcept {
+    if constexpr (is_scalar_leaf_v<C>) return batch<R>(static_cast<R>(c.value));
+    else return c.template load<Mode>(i);
+  }
+};
+
+template <class T, class Child>
+struct cast_eval {
+  using value_type = T;
+  static constexpr bool simd = std::is_same_v<T, typename Child::value_type> && Child::simd;
+  static constexpr std::size_t leaves = Child::leaves;
+  Child child;
+  const dims& shape() const noexcept { return child.shape(); }
+  void broadcast_to(const dims& out) noexcept { child.broadcast_to(out); }
+  template <class G>
+  void for_each_leaf(G&& g) {
+    child.for_each_leaf(g);
+  }
+  void set_outer(const index_t* idx, std::size_t n) noexcept { child.set_outer(idx, n); }
+  T scalar(index_t i) const noexcept { return convert_element<T>(child.scalar(i)); }
+  template <class Mode>
+  batch<T> load(index_t i) const noexcept {
+    return child.template load<Mode>(i);
+  }
+};
+
+}  // namespace fusor::cpu

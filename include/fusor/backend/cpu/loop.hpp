@@ -1,0 +1,135 @@
+// fusor/backend/cpu/loop.hpp — the fused loops. One pass over memory per
+// output: axes that every operand traverses contiguously are merged, the outer
+// axes are walked with an odometer, and the innermost run is vectorised with
+// xsimd when every operand is contiguous (stride 1) or broadcast (stride 0)
+// along it. Aligned loads are used when every pointer allows them (fusor's own
+// storage is 64-byte aligned), unaligned ones otherwise (borrowed buffers).
+// Nothing here allocates.
+#pragma once
+
+#include <array>
+#include <cstddef>
+
+#include "fusor/backend/cpu/evaluator.hpp"
+#include "fusor/backend/cpu/simd.hpp"
+
+namespace fusor::cpu {
+
+/// The iteration space after merging axes: `rank` extents, and per array the
+/// strides along them (written back into the arrays' own stride storage).
+struct loop_space {
+  std::size_t rank = 0;
+  std::array<std::size_t, max_rank> extent{};
+};
+
+/// Merges axes of `shape` that every stride array traverses as one, drops
+/// length-1 axes, and rewrites each array's strides to the merged space.
+template <std::size_t K>
+loop_space collapse(const dims& shape, const std::array<std::array<index_t, max_rank>*, K>& arrays) {
+  loop_space out;
+  // Work from the innermost axis outwards, building groups.
+  std::array<std::size_t, max_rank> ext{};
+  std::array<std::array<index_t, max_rank>, K> merged{};
+  std::size_t groups = 0;
+  for (std::size_t d = shape.rank(); d-- > 0;) {
+    const std::size_t n = shape[d];
+    if (n == 1) continue;
+    bool join = groups > 0;
+    if (join) {
+      const std::size_t g = groups - 1;
+      for (std::size_t k = 0; k < K && join; ++k)
+        join = (*arrays[k])[d] == merged[k][g] * static_cast<index_t>(ext[g]);
+    }
+    if (join) {
+      ext[groups - 1] *= n;
+    } else {
+      ext[groups] = n;
+      for (std::size_t k = 0; k < K; ++k) merged[k][groups] = (*arrays[k])[d];
+      ++groups;
+    }
+  }
+  if (groups == 0) {  // a single element
+    ext[0] = 1;
+    for (std::size_t k = 0; k < K; ++k) merged[k][0] = 0;
+    groups = 1;
+  }
+  out.rank = groups;
+  for (std::size_t g = 0; g < groups; ++g) {
+    out.extent[g] = ext[groups - 1 - g];
+    for (std::size_t k = 0; k < K; ++k) (*arrays[k])[g] = merged[k][groups - 1 - g];
+  }
+  return out;
+}
+
+/// Odometer over the outer axes (all but the innermost) of a loop space.
+template <class Body>
+void for_each_row(const loop_space& s, Body&& body) {
+  std::array<index_t, max_rank> idx{};
+  const std::size_t outer = s.rank - 1;
+  for (;;) {
+    body(idx.data(), outer);
+    std::size_t d = outer;
+    for (;;) {
+      if (d == 0) return;
+      --d;
+      if (++idx[d] < static_cast<index_t>(s.extent[d])) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+namespace detail {
+template <class Ev>
+bool leaves_vectorisable(Ev& ev) {
+  bool ok = true;
+  ev.for_each_leaf([&](auto& l) { ok = ok && (l.inner == 0 || l.inner == 1); });
+  return ok;
+}
+template <class Ev, class E>
+bool leaves_aligned(Ev& ev, const E* out) {
+  bool ok = is_batch_aligned(out);
+  ev.for_each_leaf([&](auto& l) { ok = ok && (l.inner == 0 || is_batch_aligned(l.cur)); });
+  return ok;
+}
+
+template <class Mode, class E, class Ev>
+void vector_row(E* out, const Ev& ev, std::size_t n) {
+  constexpr std::size_t w = batch<E>::size;
+  std::size_t i = 0;
+  for (; i + w <= n; i += w) ev.template load<Mode>(static_cast<index_t>(i)).store(out + i, Mode{});
+  for (; i < n; ++i) out[i] = ev.scalar(static_cast<index_t>(i));
+}
+}  // namespace detail
+
+/// out[i] = ev(i) over `shape`, out contiguous row-major. `ev` must already be
+/// broadcast_to(shape).
+template <class E, class Ev>
+void run_elementwise(E* out, const dims& shape, Ev& ev) {
+  if (shape.elements() == 0) return;
+  std::array<index_t, max_rank> out_strides = c_strides(shape);
+  std::array<std::array<index_t, max_rank>*, Ev::leaves + 1> arrays{};
+  std::size_t k = 0;
+  arrays[k++] = &out_strides;
+  ev.for_each_leaf([&](auto& l) { arrays[k++] = &l.strides; });
+  const loop_space s = collapse(shape, arrays);
+  ev.for_each_leaf([&](auto& l) { l.inner = l.strides[s.rank - 1]; });
+  const std::size_t n = s.extent[s.rank - 1];
+  // After merging, the output's innermost stride is 1 (it is contiguous).
+  const bool vectorise = Ev::simd && std::is_same_v<typename Ev::value_type, E> && detail::leaves_vectorisable(ev);
+
+  for_each_row(s, [&](const index_t* idx, std::size_t outer) {
+    E* row = out;
+    for (std::size_t d = 0; d < outer; ++d) row += idx[d] * out_strides[d];
+    ev.set_outer(idx, outer);
+    if constexpr (Ev::simd && std::is_same_v<typename Ev::value_type, E>) {
+      if (vectorise) {
+        if (detail::leaves_aligned(ev, row)) detail::vector_row<xsimd::aligned_mode>(row, ev, n);
+        else detail::vector_row<xsimd::unaligned_mode>(row, ev, n);
+        return;
+      }
+    }
+    for (std::size_t i = 0; i < n; ++i) row[i] = static_cast<E>(ev.scalar(static_cast<index_t>(i)));
+  });
+}
+
+}  // namespace fusor::cpu

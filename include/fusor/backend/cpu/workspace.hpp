@@ -1,0 +1,53 @@
+// fusor/backend/cpu/workspace.hpp — where an evaluation puts its temporaries.
+//
+// A slot arena: the i-th temporary requested in an evaluation reuses the i-th
+// buffer of the previous evaluation when it is large enough. A compiled
+// function replays the same sequence on every call with the same shapes, so
+// after the first call it allocates nothing.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "fusor/memory/buffer.hpp"
+
+namespace fusor::cpu {
+
+class workspace {
+ public:
+  workspace() { slots_.reserve(16); }
+
+  /// Starts a new evaluation: slots are handed out again from the first.
+  void reset() noexcept { next_ = 0; }
+
+  /// Uninitialised, 64-byte-aligned storage for `n` elements of E.
+  template <class E>
+  E* allocate(std::size_t n) {
+    const std::size_t bytes = n * sizeof(E);
+    if (next_ == slots_.size()) {
+      slots_.push_back(buffer::allocate(bytes));
+      ++allocations_;
+    } else if (slots_[next_].bytes() < bytes) {
+      slots_[next_] = buffer::allocate(bytes);
+      ++allocations_;
+    }
+    return reinterpret_cast<E*>(slots_[next_++].data());
+  }
+
+  /// Bytes held across evaluations.
+  std::size_t bytes() const noexcept {
+    std::size_t total = 0;
+    for (const auto& s : slots_) total += s.bytes();
+    return total;
+  }
+  /// Buffers allocated since construction (a steady state adds none).
+  std::size_t allocations() const noexcept { return allocations_; }
+  std::size_t slots_used() const noexcept { return next_; }
+
+ private:
+  std::vector<buffer> slots_;
+  std::size_t next_ = 0;
+  std::size_t allocations_ = 0;
+};
+
+}  // namespace fusor::cpu

@@ -1,0 +1,43 @@
+// fusor/expr/dot.hpp — dot products (vector·vector, matrix·vector,
+// vector·matrix, matrix·matrix), computed by BLAS for float and double. A dot
+// node is never fused: its operands and its result are materialised.
+#pragma once
+
+#include <string>
+
+#include "fusor/expr/elementwise.hpp"
+#include "fusor/expr/leaves.hpp"
+#include "fusor/expr/node.hpp"
+
+namespace fusor {
+
+template <class A, class B>
+class dot_node : public expression_base {
+ public:
+  using value_type = detail::promoted_t<A, B>;
+  static constexpr int rank = (A::rank == dynamic_rank || B::rank == dynamic_rank)
+                                  ? dynamic_rank
+                                  : (A::rank == 1 && B::rank == 1 ? 0 : (A::rank == 2 && B::rank == 2 ? 2 : 1));
+
+  dot_node(A a, B b) : a_(std::move(a)), b_(std::move(b)) {}
+  const A& lhs() const noexcept { return a_; }
+  const B& rhs() const noexcept { return b_; }
+  std::string str() const { return "dot(" + a_.str() + ", " + b_.str() + ")"; }
+
+ private:
+  A a_;
+  B b_;
+};
+
+template <class X, class Y>
+  requires(operand<X> && operand<Y> && !element<std::remove_cvref_t<X>> && !element<std::remove_cvref_t<Y>>)
+[[nodiscard]] auto dot(X&& x, Y&& y) {
+  using A = as_expression_t<X>;
+  using B = as_expression_t<Y>;
+  static_assert((A::rank == dynamic_rank || A::rank == 1 || A::rank == 2) &&
+                    (B::rank == dynamic_rank || B::rank == 1 || B::rank == 2),
+                "fusor::dot: operands must be vectors or matrices (rank 1 or 2)");
+  return dot_node<A, B>(as_expression(std::forward<X>(x)), as_expression(std::forward<Y>(y)));
+}
+
+}  // namespace fusor

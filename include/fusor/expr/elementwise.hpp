@@ -1,0 +1,281 @@
+// fusor/expr/elementwise.hpp — elementwise nodes, their result dtypes (NumPy's
+// promotion, NEP 50 weak constants), and the operators and functions that
+// build them.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "fusor/expr/functors.hpp"
+#include "fusor/expr/leaves.hpp"
+#include "fusor/expr/node.hpp"
+
+namespace fusor {
+
+/// An elementwise node: applies F to its arguments after converting argument i
+/// to Casts[i]; the result has element type R. Arguments are held by value.
+template <class F, class R, class Casts, class... Args>
+class map_node;
+
+template <class... C>
+struct type_list {};
+
+template <class F, class R, class... Casts, class... Args>
+class map_node<F, R, type_list<Casts...>, Args...> : public expression_base {
+  static_assert(sizeof...(Casts) == sizeof...(Args));
+  static_assert((!std::is_reference_v<Args> && ...), "fusor: expression nodes never hold references");
+
+ public:
+  using value_type = R;
+  using functor = F;
+  using casts = type_list<Casts...>;
+  static constexpr int rank = detail::broadcast_rank(0, Args::rank...);
+  static constexpr bool infix = requires { requires F::infix; } && sizeof...(Args) == 2;
+
+  explicit map_node(Args... args) : args_(std::move(args)...) {}
+
+  const std::tuple<Args...>& args() const noexcept { return args_; }
+
+  std::string str() const {
+    if constexpr (infix) {
+      return operand_str(std::get<0>(args_)) + " " + F::symbol + " " + operand_str(std::get<1>(args_));
+    } else if constexpr (sizeof...(Args) == 1 && std::string_view(F::symbol).size() == 1) {
+      return F::symbol + operand_str(std::get<0>(args_));  // -x, !x
+    } else {
+      std::string s = std::string(F::symbol) + "(";
+      std::apply([&](const auto&... a) { ((s += a.str() + ", "), ...); }, args_);
+      return s.substr(0, s.size() - 2) + ")";
+    }
+  }
+
+ private:
+  template <class A>
+  static std::string operand_str(const A& a) {
+    if constexpr (requires { requires A::infix; }) return "(" + a.str() + ")";
+    else return a.str();
+  }
+
+  std::tuple<Args...> args_;
+};
+
+/// Conversion to T as numpy's astype does (fusor::cast<T>(x)).
+template <element T, class A>
+class cast_node : public expression_base {
+ public:
+  using value_type = T;
+  static constexpr int rank = A::rank;
+  explicit cast_node(A a) : arg_(std::move(a)) {}
+  const A& arg() const noexcept { return arg_; }
+  std::string str() const { return "cast<" + std::string(name(dtype_of<T>)) + ">(" + arg_.str() + ")"; }
+
+ private:
+  A arg_;
+};
+
+namespace detail {
+
+template <class X>
+inline constexpr bool is_weak_v = requires { requires std::remove_cvref_t<X>::weak; };
+
+/// The dtype two operands compute in: NumPy promotion, with C++ constants weak.
+template <class A, class B>
+constexpr dtype operand_promotion() {
+  constexpr dtype a = dtype_of<typename A::value_type>, b = dtype_of<typename B::value_type>;
+  if constexpr (is_weak_v<A> && !is_weak_v<B>) return promote_weak(b, a);
+  else if constexpr (is_weak_v<B> && !is_weak_v<A>) return promote_weak(a, b);
+  else return promote(a, b);
+}
+template <class A, class B>
+using promoted_t = element_of_t<operand_promotion<A, B>()>;
+
+/// NumPy gives a float for true division and float functions of integers:
+/// float32 for integers of up to 16 bits (NumPy: float16, which fusor does not
+/// have), float64 above.
+template <element T>
+using floating_t = std::conditional_t<std::is_floating_point_v<T>, T,
+                                      std::conditional_t<(sizeof(T) <= 2), float, double>>;
+
+template <class F, class R, class... C, class... X>
+auto make_map_casts(type_list<C...>, X&&... x) {
+  return map_node<F, R, type_list<C...>, as_expression_t<X>...>(as_expression(std::forward<X>(x))...);
+}
+
+/// At least one side is symbolic: 2 * 3 stays C++ arithmetic.
+template <class A, class B>
+concept symbolic_pair = operand<A> && operand<B> && (!element<std::remove_cvref_t<A>> || !element<std::remove_cvref_t<B>>);
+
+}  // namespace detail
+
+// ------------------------------------------------------------------ binary
+
+#define FUSOR_ARITHMETIC_OPERATOR(OP, FUNCTOR)                                                         \
+  template <class A, class B>                                                                          \
+    requires detail::symbolic_pair<A, B>                                                               \
+  [[nodiscard]] auto operator OP(A&& a, B&& b) {                                                       \
+    using EA = as_expression_t<A>;                                                                     \
+    using EB = as_expression_t<B>;                                                                     \
+    using C = detail::promoted_t<EA, EB>;                                                              \
+    static_assert(!std::is_same_v<C, bool> || !std::is_same_v<fn::FUNCTOR, fn::minus>,                \
+                  "fusor: '-' on two bool operands is not defined (NumPy refuses it too); use "        \
+                  "fusor::logical_xor-style comparisons (a != b) instead");                           \
+    return detail::make_map_casts<fn::FUNCTOR, C>(type_list<C, C>{}, std::forward<A>(a), std::forward<B>(b)); \
+  }
+
+FUSOR_ARITHMETIC_OPERATOR(+, plus)
+FUSOR_ARITHMETIC_OPERATOR(-, minus)
+FUSOR_ARITHMETIC_OPERATOR(*, multiplies)
+#undef FUSOR_ARITHMETIC_OPERATOR
+
+/// True division: integers divide as floats (NumPy's `/`).
+template <class A, class B>
+  requires detail::symbolic_pair<A, B>
+[[nodiscard]] auto operator/(A&& a, B&& b) {
+  using C = detail::floating_t<detail::promoted_t<as_expression_t<A>, as_expression_t<B>>>;
+  return detail::make_map_casts<fn::divides, C>(type_list<C, C>{}, std::forward<A>(a), std::forward<B>(b));
+}
+
+/// NumPy's `%` on integers (floor modulo).
+template <class A, class B>
+  requires detail::symbolic_pair<A, B>
+[[nodiscard]] auto operator%(A&& a, B&& b) {
+  using C = detail::promoted_t<as_expression_t<A>, as_expression_t<B>>;
+  static_assert(std::is_integral_v<C> && !std::is_same_v<C, bool>,
+                "fusor: '%' is defined for integer operands only; for floats use fusor::fmod-style arithmetic "
+                "(x - y * floor(x / y))");
+  return detail::make_map_casts<fn::modulus, C>(type_list<C, C>{}, std::forward<A>(a), std::forward<B>(b));
+}
+
+#define FUSOR_COMPARISON(OP, FUNCTOR)                                                                  \
+  template <class A, class B>                                                                          \
+    requires detail::symbolic_pair<A, B>                                                               \
+  [[nodiscard]] auto operator OP(A&& a, B&& b) {                                                       \
+    using C = detail::promoted_t<as_expression_t<A>, as_expression_t<B>>;                              \
+    return detail::make_map_casts<fn::FUNCTOR, bool>(type_list<C, C>{}, std::forward<A>(a), std::forward<B>(b)); \
+  }
+
+FUSOR_COMPARISON(==, equal)
+FUSOR_COMPARISON(!=, not_equal)
+FUSOR_COMPARISON(<, less)
+FUSOR_COMPARISON(<=, less_equal)
+FUSOR_COMPARISON(>, greater)
+FUSOR_COMPARISON(>=, greater_equal)
+#undef FUSOR_COMPARISON
+
+template <class A, class B>
+  requires detail::symbolic_pair<A, B>
+[[nodiscard]] auto logical_and(A&& a, B&& b) {
+  return detail::make_map_casts<fn::logical_and, bool>(type_list<bool, bool>{}, std::forward<A>(a),
+                                                        std::forward<B>(b));
+}
+template <class A, class B>
+  requires detail::symbolic_pair<A, B>
+[[nodiscard]] auto logical_or(A&& a, B&& b) {
+  return detail::make_map_casts<fn::logical_or, bool>(type_list<bool, bool>{}, std::forward<A>(a),
+                                                       std::forward<B>(b));
+}
+template <class A, class B>
+  requires detail::symbolic_pair<A, B>
+[[nodiscard]] auto operator&&(A&& a, B&& b) {
+  return logical_and(std::forward<A>(a), std::forward<B>(b));
+}
+template <class A, class B>
+  requires detail::symbolic_pair<A, B>
+[[nodiscard]] auto operator||(A&& a, B&& b) {
+  return logical_or(std::forward<A>(a), std::forward<B>(b));
+}
+
+#define FUSOR_PROMOTING_FUNCTION(NAME, FUNCTOR)                                                        \
+  template <class A, class B>                                                                          \
+    requires detail::symbolic_pair<A, B>                                                               \
+  [[nodiscard]] auto NAME(A&& a, B&& b) {                                                              \
+    using C = detail::promoted_t<as_expression_t<A>, as_expression_t<B>>;                              \
+    return detail::make_map_casts<fn::FUNCTOR, C>(type_list<C, C>{}, std::forward<A>(a), std::forward<B>(b)); \
+  }
+
+FUSOR_PROMOTING_FUNCTION(maximum, maximum)
+FUSOR_PROMOTING_FUNCTION(minimum, minimum)
+FUSOR_PROMOTING_FUNCTION(pow, power)
+#undef FUSOR_PROMOTING_FUNCTION
+
+// ------------------------------------------------------------------ unary
+
+template <class A>
+  requires(operand<A> && !element<std::remove_cvref_t<A>>)
+[[nodiscard]] auto operator-(A&& a) {
+  using T = value_type_t<as_expression_t<A>>;
+  static_assert(!std::is_same_v<T, bool>, "fusor: unary '-' on a bool expression is not defined; use !x");
+  return detail::make_map_casts<fn::negate, T>(type_list<T>{}, std::forward<A>(a));
+}
+template <class A>
+  requires(operand<A> && !element<std::remove_cvref_t<A>>)
+[[nodiscard]] auto logical_not(A&& a) {
+  return detail::make_map_casts<fn::logical_not, bool>(type_list<bool>{}, std::forward<A>(a));
+}
+template <class A>
+  requires(operand<A> && !element<std::remove_cvref_t<A>>)
+[[nodiscard]] auto operator!(A&& a) {
+  return logical_not(std::forward<A>(a));
+}
+template <class A>
+  requires(operand<A> && !element<std::remove_cvref_t<A>>)
+[[nodiscard]] auto abs(A&& a) {
+  using T = value_type_t<as_expression_t<A>>;
+  return detail::make_map_casts<fn::absolute, T>(type_list<T>{}, std::forward<A>(a));
+}
+
+#define FUSOR_FLOAT_FUNCTION(NAME, FUNCTOR)                                                            \
+  template <class A>                                                                                   \
+    requires(operand<A> && !element<std::remove_cvref_t<A>>)                                           \
+  [[nodiscard]] auto NAME(A&& a) {                                                                     \
+    using T = detail::floating_t<value_type_t<as_expression_t<A>>>;                                    \
+    return detail::make_map_casts<fn::FUNCTOR, T>(type_list<T>{}, std::forward<A>(a));                 \
+  }
+
+FUSOR_FLOAT_FUNCTION(sqrt, sqrt_op)
+FUSOR_FLOAT_FUNCTION(exp, exp_op)
+FUSOR_FLOAT_FUNCTION(expm1, expm1_op)
+FUSOR_FLOAT_FUNCTION(log, log_op)
+FUSOR_FLOAT_FUNCTION(log1p, log1p_op)
+FUSOR_FLOAT_FUNCTION(sin, sin_op)
+FUSOR_FLOAT_FUNCTION(cos, cos_op)
+FUSOR_FLOAT_FUNCTION(tan, tan_op)
+FUSOR_FLOAT_FUNCTION(tanh, tanh_op)
+FUSOR_FLOAT_FUNCTION(sigmoid, sigmoid)
+FUSOR_FLOAT_FUNCTION(softplus, softplus)
+#undef FUSOR_FLOAT_FUNCTION
+
+// ------------------------------------------------------------------ ternary
+
+/// where(condition, a, b): a where condition holds, else b (NumPy's where).
+template <class Cond, class A, class B>
+  requires(operand<Cond> && operand<A> && operand<B>)
+[[nodiscard]] auto where(Cond&& c, A&& a, B&& b) {
+  using C = detail::promoted_t<as_expression_t<A>, as_expression_t<B>>;
+  return detail::make_map_casts<fn::where, C>(type_list<bool, C, C>{}, std::forward<Cond>(c), std::forward<A>(a),
+                                               std::forward<B>(b));
+}
+
+/// clip(x, lo, hi) = minimum(maximum(x, lo), hi).
+template <class X, class L, class H>
+  requires(operand<X> && operand<L> && operand<H> && !element<std::remove_cvref_t<X>>)
+[[nodiscard]] auto clip(X&& x, L&& lo, H&& hi) {
+  using EX = as_expression_t<X>;
+  using C = detail::promoted_t<EX, as_expression_t<L>>;
+  using R = element_of_t<detail::operand_promotion<constant<C>, as_expression_t<H>>() == dtype_of<C>
+                             ? dtype_of<C>
+                             : promote(dtype_of<C>, dtype_of<value_type_t<as_expression_t<H>>>)>;
+  return detail::make_map_casts<fn::clip, R>(type_list<R, R, R>{}, std::forward<X>(x), std::forward<L>(lo),
+                                              std::forward<H>(hi));
+}
+
+/// Converts to T as numpy's astype does (integers wrap, floats truncate).
+template <element T, class A>
+  requires(operand<A> && !element<std::remove_cvref_t<A>>)
+[[nodiscard]] auto cast(A&& a) {
+  return cast_node<T, as_expression_t<A>>(as_expression(std::forward<A>(a)));
+}
+
+}  // namespace fusor

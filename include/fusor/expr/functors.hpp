@@ -1,0 +1,171 @@
+// fusor/expr/functors.hpp — the elementwise operations, as plain structs with
+// templated FUSOR_HD call operators. One definition serves the scalar loop, the
+// xsimd batch loop (math functions are found by argument-dependent lookup in
+// xsimd for batches, in std for scalars) and a CUDA kernel.
+//
+// Portable: no xsimd, no CUDA headers here.
+#pragma once
+
+#include <cmath>
+#include <cstdlib>
+#include <type_traits>
+
+#include "fusor/core/config.hpp"
+
+namespace fusor::fn {
+
+/// Scalar select; backend/cpu/simd.hpp adds the batch overload through xsimd.
+template <class T>
+FUSOR_INLINE T select(bool c, T a, T b) {
+  return c ? a : b;
+}
+
+// Math functions for scalars. Unqualified calls inside the functors find these
+// for arithmetic types and xsimd's for batches (argument-dependent lookup).
+using std::abs;
+using std::cos;
+using std::exp;
+using std::expm1;
+using std::log;
+using std::log1p;
+using std::pow;
+using std::sin;
+using std::sqrt;
+using std::tan;
+using std::tanh;
+
+/// Integer and bool |x| without std::abs's int-only overload set surprises.
+template <class T>
+  requires std::is_integral_v<T>
+FUSOR_INLINE T iabs(T x) {
+  if constexpr (std::is_signed_v<T>) return x < 0 ? T(-x) : x;
+  else return x;
+}
+
+#define FUSOR_BINARY_FUNCTOR(NAME, SYMBOL, EXPR)                  \
+  struct NAME {                                                    \
+    static constexpr const char* symbol = SYMBOL;                  \
+    static constexpr bool infix = true;                            \
+    template <class A>                                             \
+    FUSOR_INLINE auto operator()(const A& a, const A& b) const {   \
+      return EXPR;                                                 \
+    }                                                              \
+  };
+
+FUSOR_BINARY_FUNCTOR(plus, "+", a + b)
+FUSOR_BINARY_FUNCTOR(minus, "-", a - b)
+FUSOR_BINARY_FUNCTOR(multiplies, "*", a * b)
+FUSOR_BINARY_FUNCTOR(divides, "/", a / b)
+FUSOR_BINARY_FUNCTOR(equal, "==", a == b)
+FUSOR_BINARY_FUNCTOR(not_equal, "!=", a != b)
+FUSOR_BINARY_FUNCTOR(less, "<", a < b)
+FUSOR_BINARY_FUNCTOR(less_equal, "<=", a <= b)
+FUSOR_BINARY_FUNCTOR(greater, ">", a > b)
+FUSOR_BINARY_FUNCTOR(greater_equal, ">=", a >= b)
+FUSOR_BINARY_FUNCTOR(logical_and, "&&", a && b)
+FUSOR_BINARY_FUNCTOR(logical_or, "||", a || b)
+#undef FUSOR_BINARY_FUNCTOR
+
+/// NumPy's `%` on integers: the result takes the divisor's sign (floor
+/// modulo), and x % 0 is 0 (NumPy warns; C++ would be undefined).
+struct modulus {
+  static constexpr const char* symbol = "%";
+  static constexpr bool infix = true;
+  template <class A>
+  FUSOR_INLINE A operator()(A a, A b) const {
+    if (b == A(0)) return A(0);
+    if constexpr (std::is_signed_v<A>) {
+      if (b == A(-1)) return A(0);  // avoids INT_MIN % -1 overflow
+      A r = static_cast<A>(a % b);
+      if (r != 0 && ((r < 0) != (b < 0))) r = static_cast<A>(r + b);
+      return r;
+    } else {
+      return static_cast<A>(a % b);
+    }
+  }
+};
+
+#define FUSOR_NAMED_BINARY(NAME, BODY)                                  \
+  struct NAME {                                                         \
+    static constexpr const char* symbol = #NAME;                        \
+    static constexpr bool infix = false;                                \
+    template <class A>                                                  \
+    FUSOR_INLINE auto operator()(const A& a, const A& b) const BODY     \
+  };
+
+FUSOR_NAMED_BINARY(maximum, { return select(a < b, b, a); })
+FUSOR_NAMED_BINARY(minimum, { return select(b < a, b, a); })
+FUSOR_NAMED_BINARY(power, { return pow(a, b); })
+#undef FUSOR_NAMED_BINARY
+
+// Functor names carry an _op suffix where the plain name is the math function
+// they call: an unqualified call must find the function (and, for batches,
+// xsimd's through argument-dependent lookup), never the struct.
+#define FUSOR_UNARY_FUNCTOR(NAME, SYMBOL, BODY)              \
+  struct NAME {                                              \
+    static constexpr const char* symbol = SYMBOL;            \
+    template <class A>                                       \
+    FUSOR_INLINE auto operator()(const A& x) const BODY      \
+  };
+
+FUSOR_UNARY_FUNCTOR(negate, "-", { return -x; })
+FUSOR_UNARY_FUNCTOR(logical_not, "!", { return !x; })
+FUSOR_UNARY_FUNCTOR(sqrt_op, "sqrt", { return sqrt(x); })
+FUSOR_UNARY_FUNCTOR(exp_op, "exp", { return exp(x); })
+FUSOR_UNARY_FUNCTOR(expm1_op, "expm1", { return expm1(x); })
+FUSOR_UNARY_FUNCTOR(log_op, "log", { return log(x); })
+FUSOR_UNARY_FUNCTOR(log1p_op, "log1p", { return log1p(x); })
+FUSOR_UNARY_FUNCTOR(sin_op, "sin", { return sin(x); })
+FUSOR_UNARY_FUNCTOR(cos_op, "cos", { return cos(x); })
+FUSOR_UNARY_FUNCTOR(tan_op, "tan", { return tan(x); })
+FUSOR_UNARY_FUNCTOR(tanh_op, "tanh", { return tanh(x); })
+#undef FUSOR_UNARY_FUNCTOR
+
+struct absolute {
+  static constexpr const char* symbol = "abs";
+  template <class A>
+  FUSOR_INLINE A operator()(const A& x) const {
+    if constexpr (std::is_integral_v<A>) return iabs(x);
+    else return abs(x);
+  }
+};
+
+/// 1 / (1 + exp(-x)).
+struct sigmoid {
+  static constexpr const char* symbol = "sigmoid";
+  template <class A>
+  FUSOR_INLINE A operator()(const A& x) const {
+    return A(1) / (A(1) + exp(-x));
+  }
+};
+
+/// log(1 + exp(x)), computed as max(x, 0) + log1p(exp(-|x|)) so that large |x|
+/// neither overflows nor loses precision.
+struct softplus {
+  static constexpr const char* symbol = "softplus";
+  template <class A>
+  FUSOR_INLINE A operator()(const A& x) const {
+    const A ax = abs(x);
+    return maximum{}(x, A(0)) + log1p(exp(-ax));
+  }
+};
+
+/// where(c, a, b).
+struct where {
+  static constexpr const char* symbol = "where";
+  template <class C, class A>
+  FUSOR_INLINE A operator()(const C& c, const A& a, const A& b) const {
+    return select(c, a, b);
+  }
+};
+
+/// clip(x, lo, hi) = minimum(maximum(x, lo), hi), as NumPy.
+struct clip {
+  static constexpr const char* symbol = "clip";
+  template <class A>
+  FUSOR_INLINE A operator()(const A& x, const A& lo, const A& hi) const {
+    return minimum{}(maximum{}(x, lo), hi);
+  }
+};
+
+}  // namespace fusor::fn

@@ -1,0 +1,180 @@
+// fusor/expr/leaves.hpp — the leaves of an expression: symbolic inputs
+// (fusor::scalar<T>, vector<T>, matrix<T>, tensor<T, N>), shared variables,
+// and C++ constants.
+#pragma once
+
+#include <atomic>
+#include <charconv>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "fusor/core/dims.hpp"
+#include "fusor/core/errors.hpp"
+#include "fusor/expr/node.hpp"
+#include "fusor/shared.hpp"
+
+namespace fusor {
+
+namespace detail {
+inline std::uint64_t next_input_id() noexcept {
+  static std::atomic<std::uint64_t> counter{0};
+  return ++counter;
+}
+
+/// Identity and declared type of a symbolic input, shared by all its copies.
+struct input_info {
+  std::string name;
+  std::uint64_t id;
+  std::vector<bool> broadcastable;
+};
+}  // namespace detail
+
+template <element T, int N>
+struct binding;
+
+/// A symbolic input of element type T and static rank N: a placeholder that
+/// receives a value when the expression is evaluated or a function is called.
+/// Copies of an input are the same input (they share an identity).
+template <element T, int N>
+class input : public expression_base {
+  static_assert(N >= 0 && static_cast<std::size_t>(N) <= max_rank,
+                "fusor::tensor<T, N>: N must be between 0 and FUSOR_MAX_RANK");
+
+ public:
+  using value_type = T;
+  static constexpr int rank = N;
+
+  /// `broadcastable` fixes axes to length 1 (Theano's pattern); empty: none.
+  explicit input(std::string name = {}, std::vector<bool> broadcastable = {})
+      : info_(std::make_shared<const detail::input_info>(
+            detail::input_info{std::move(name), detail::next_input_id(), std::move(broadcastable)})) {
+    if (!info_->broadcastable.empty() && info_->broadcastable.size() != static_cast<std::size_t>(N))
+      throw value_error("fusor input '" + info_->name + "': the broadcastable pattern has " +
+                        std::to_string(info_->broadcastable.size()) + " entries, but the input has rank " +
+                        std::to_string(N));
+  }
+
+  const std::string& name() const noexcept { return info_->name; }
+  std::uint64_t id() const noexcept { return info_->id; }
+  bool broadcastable(std::size_t axis) const noexcept {
+    return axis < info_->broadcastable.size() && info_->broadcastable[axis];
+  }
+  bool same_as(const input& other) const noexcept { return info_ == other.info_; }
+
+  std::string str() const { return info_->name.empty() ? "<input#" + std::to_string(info_->id) + ">" : info_->name; }
+
+  /// `x = value` binds a value to this input in fusor::eval(expr, x = value).
+  /// The binding refers to `value`, which must outlive the eval call.
+  template <class V>
+    requires tensor_shareable<std::remove_cvref_t<V>>
+  binding<T, N> operator=(const V& value) const;
+
+  input(const input&) = default;
+  input& operator=(const input&) = default;
+
+ private:
+  std::shared_ptr<const detail::input_info> info_;
+};
+
+template <element T>
+using scalar = input<T, 0>;
+template <element T>
+using vector = input<T, 1>;
+template <element T>
+using matrix = input<T, 2>;
+template <element T, int N>
+using tensor = input<T, N>;
+
+/// A value bound to an input for one evaluation: element type, shape and a
+/// pointer to contiguous row-major data, plus the input's identity.
+template <element T, int N>
+struct binding {
+  input<T, N> target;
+  dtype source_dtype;
+  dims shape;
+  const void* data;
+};
+
+template <element T, int N>
+template <class V>
+  requires tensor_shareable<std::remove_cvref_t<V>>
+binding<T, N> input<T, N>::operator=(const V& value) const {
+  using C = shared_constructor<V>;
+  static_assert(C::rank == dynamic_rank || C::rank == N,
+                "fusor: the value bound to an input has a different static rank than the input");
+  return binding<T, N>{*this, dtype_of<typename C::element_type>, C::shape(value), C::data(value)};
+}
+
+/// A shared variable as a leaf: the expression holds the handle (by value), and
+/// reads the variable's storage as it is when the expression is evaluated.
+template <class T>
+  requires tensor_shareable<T>
+class shared_leaf : public expression_base {
+ public:
+  using value_type = element_type_of<T>;
+  static constexpr int rank = rank_of<T>;
+
+  explicit shared_leaf(shared<T> variable) : variable_(std::move(variable)) {}
+  const shared<T>& variable() const noexcept { return variable_; }
+  std::string str() const {
+    return variable_.name().empty() ? "<shared#" + std::to_string(variable_.id()) + ">" : variable_.name();
+  }
+
+ private:
+  shared<T> variable_;
+};
+
+/// A C++ arithmetic constant, held by value. In arithmetic with an array it is a
+/// NumPy "weak" scalar (NEP 50): `2 * x` and `0.5f * x` keep x's dtype.
+template <element E>
+class constant : public expression_base {
+ public:
+  using value_type = E;
+  static constexpr int rank = 0;
+  static constexpr bool weak = true;
+
+  explicit constexpr constant(E v) noexcept : value_(v) {}
+  constexpr E value() const noexcept { return value_; }
+  std::string str() const {
+    if constexpr (std::is_same_v<E, bool>) {
+      return value_ ? "true" : "false";
+    } else {
+      char buf[64];
+      auto [end, ec] = std::to_chars(buf, buf + sizeof buf, +value_);
+      return ec == std::errc() ? std::string(buf, end) : std::string("?");
+    }
+  }
+
+ private:
+  E value_;
+};
+
+template <class T>
+inline constexpr bool is_constant_v = false;
+template <element E>
+inline constexpr bool is_constant_v<constant<E>> = true;
+
+/// Turns anything allowed in an expression into a node: nodes as they are,
+/// shared<T> handles into shared_leaf, arithmetic values into constant.
+template <class X>
+auto as_expression(X&& x) {
+  using U = std::remove_cvref_t<X>;
+  if constexpr (std::derived_from<U, expression_base>) return U(std::forward<X>(x));
+  else if constexpr (is_shared_v<U>) return shared_leaf<typename U::value_type>(std::forward<X>(x));
+  else if constexpr (element<U>) return constant<U>(x);
+  else if constexpr (std::is_same_v<U, int> || std::is_same_v<U, unsigned>) return constant<U>(x);
+  else static_assert(std::is_void_v<X>, "fusor: this operand is not an expression, a shared variable or a number");
+}
+
+/// Whether X may appear as an operand of fusor's operators.
+template <class X>
+concept operand = std::derived_from<std::remove_cvref_t<X>, expression_base> || is_shared_v<std::remove_cvref_t<X>> ||
+                  element<std::remove_cvref_t<X>>;
+
+template <class X>
+using as_expression_t = decltype(as_expression(std::declval<X>()));
+
+}  // namespace fusor

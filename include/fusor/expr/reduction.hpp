@@ -1,0 +1,240 @@
+// fusor/expr/reduction.hpp — reductions (sum, mean, prod, max, min, argmax,
+// argmin) over one axis, several axes or all, with keepdims. A reduction is
+// fused with the elementwise expression it reduces (no temporary for the
+// operand); when its result feeds an elementwise consumer it is materialised
+// first, so `Y / sum(Y)` is computed right even into Y.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include "fusor/expr/functors.hpp"
+#include "fusor/expr/leaves.hpp"
+#include "fusor/expr/node.hpp"
+
+namespace fusor {
+
+/// Tag: keep reduced axes as length-1 axes (NumPy's keepdims=True).
+struct keepdims_t {
+  explicit constexpr keepdims_t() = default;
+};
+inline constexpr keepdims_t keepdims{};
+
+namespace red {
+// Accumulation rules. `identity` starts the accumulator; `combine` works on
+// scalars and, through the backend, on SIMD batches.
+struct sum {
+  static constexpr const char* name = "sum";
+  template <class T>
+  static constexpr T identity() noexcept { return T(0); }
+  template <class T>
+  FUSOR_INLINE static T combine(const T& a, const T& b) { return a + b; }
+};
+struct prod {
+  static constexpr const char* name = "prod";
+  template <class T>
+  static constexpr T identity() noexcept { return T(1); }
+  template <class T>
+  FUSOR_INLINE static T combine(const T& a, const T& b) { return a * b; }
+};
+struct max {
+  static constexpr const char* name = "max";
+  template <class T>
+  static constexpr T identity() noexcept {
+    if constexpr (std::numeric_limits<T>::has_infinity) return -std::numeric_limits<T>::infinity();
+    else return std::numeric_limits<T>::lowest();
+  }
+  template <class T>
+  FUSOR_INLINE static T combine(const T& a, const T& b) { return fn::maximum{}(a, b); }
+};
+struct min {
+  static constexpr const char* name = "min";
+  template <class T>
+  static constexpr T identity() noexcept {
+    if constexpr (std::numeric_limits<T>::has_infinity) return std::numeric_limits<T>::infinity();
+    else return std::numeric_limits<T>::max();
+  }
+  template <class T>
+  FUSOR_INLINE static T combine(const T& a, const T& b) { return fn::minimum{}(a, b); }
+};
+/// sum, then divided by the number of reduced elements.
+struct mean : sum {
+  static constexpr const char* name = "mean";
+};
+/// Index of the first maximum / minimum along the axis (flat index for all).
+struct argmax {
+  static constexpr const char* name = "argmax";
+  template <class T>
+  static constexpr bool better(T candidate, T best) noexcept { return candidate > best || (candidate != candidate && best == best); }
+};
+struct argmin {
+  static constexpr const char* name = "argmin";
+  template <class T>
+  static constexpr bool better(T candidate, T best) noexcept { return candidate < best || (candidate != candidate && best == best); }
+};
+}  // namespace red
+
+namespace detail {
+/// NumPy's result dtype of a reduction: sum and prod widen small integers and
+/// bool to 64 bits; mean is floating; max/min keep the dtype; arg* give int64.
+template <class Op, element T>
+struct reduction_result {
+  using type = T;
+};
+template <element T>
+  requires(std::is_integral_v<T>)
+struct reduction_result<red::sum, T> {
+  using type = std::conditional_t<std::is_unsigned_v<T> && !std::is_same_v<T, bool>, std::uint64_t, std::int64_t>;
+};
+template <element T>
+  requires(std::is_integral_v<T>)
+struct reduction_result<red::prod, T> : reduction_result<red::sum, T> {};
+template <element T>
+struct reduction_result<red::mean, T> {
+  using type = std::conditional_t<std::is_floating_point_v<T>, T, double>;
+};
+template <element T>
+struct reduction_result<red::argmax, T> {
+  using type = std::int64_t;
+};
+template <element T>
+struct reduction_result<red::argmin, T> {
+  using type = std::int64_t;
+};
+}  // namespace detail
+
+/// A reduction of A with operation Op; Rank is the static rank of the result.
+template <class Op, class A, int Rank>
+class reduce_node : public expression_base {
+ public:
+  using value_type = typename detail::reduction_result<Op, value_type_t<A>>::type;
+  using operation = Op;
+  static constexpr int rank = Rank;
+
+  /// `axes` lists the reduced axes (negative counts from the end); empty: all.
+  reduce_node(A arg, std::array<int, max_rank> axes, int naxes, bool keep)
+      : arg_(std::move(arg)), axes_(axes), naxes_(naxes), keepdims_(keep) {}
+
+  const A& arg() const noexcept { return arg_; }
+  bool all_axes() const noexcept { return naxes_ == 0; }
+  int axis_count() const noexcept { return naxes_; }
+  int axis(int i) const noexcept { return axes_[static_cast<std::size_t>(i)]; }
+  bool keeps_dims() const noexcept { return keepdims_; }
+
+  std::string str() const {
+    std::string s = std::string(Op::name) + "(" + arg_.str();
+    if (naxes_ == 1) {
+      s += ", axis=" + std::to_string(axes_[0]);
+    } else if (naxes_ > 1) {
+      s += ", axis=(";
+      for (int i = 0; i < naxes_; ++i) s += (i ? ", " : "") + std::to_string(axes_[static_cast<std::size_t>(i)]);
+      s += ")";
+    }
+    if (keepdims_) s += ", keepdims=True";
+    return s + ")";
+  }
+
+ private:
+  A arg_;
+  std::array<int, max_rank> axes_;
+  int naxes_;
+  bool keepdims_;
+};
+
+// Each reduction comes in five spellings:
+//   sum(x)                   all axes, rank 0
+//   sum(x, keepdims)         all axes, every axis kept with length 1
+//   sum(x, axis)             one run-time axis (negative counts from the end)
+//   sum(x, {0, 2})           several axes
+//   sum<Axis>(x)             one compile-time axis, checked against a static rank
+#define FUSOR_REDUCTION(NAME, OP)                                                                           \
+  template <class X>                                                                                        \
+    requires(operand<X> && !element<std::remove_cvref_t<X>>)                                                \
+  [[nodiscard]] auto NAME(X&& x) {                                                                          \
+    using A = as_expression_t<X>;                                                                           \
+    return reduce_node<OP, A, (A::rank == dynamic_rank ? dynamic_rank : 0)>(as_expression(std::forward<X>(x)), \
+                                                                          {}, 0, false);                    \
+  }                                                                                                         \
+  template <class X>                                                                                        \
+    requires(operand<X> && !element<std::remove_cvref_t<X>>)                                                \
+  [[nodiscard]] auto NAME(X&& x, keepdims_t) {                                                              \
+    using A = as_expression_t<X>;                                                                           \
+    return reduce_node<OP, A, A::rank>(as_expression(std::forward<X>(x)), {}, 0, true);                     \
+  }                                                                                                         \
+  template <class X>                                                                                        \
+    requires(operand<X> && !element<std::remove_cvref_t<X>>)                                                \
+  [[nodiscard]] auto NAME(X&& x, int axis) {                                                                \
+    using A = as_expression_t<X>;                                                                           \
+    static_assert(A::rank != 0, "fusor::" #NAME ": a rank-0 expression has no axis to reduce");             \
+    return reduce_node<OP, A, (A::rank == dynamic_rank ? dynamic_rank : A::rank - 1)>(                      \
+        as_expression(std::forward<X>(x)), {axis}, 1, false);                                               \
+  }                                                                                                         \
+  template <class X>                                                                                        \
+    requires(operand<X> && !element<std::remove_cvref_t<X>>)                                                \
+  [[nodiscard]] auto NAME(X&& x, int axis, keepdims_t) {                                                    \
+    using A = as_expression_t<X>;                                                                           \
+    return reduce_node<OP, A, A::rank>(as_expression(std::forward<X>(x)), {axis}, 1, true);                 \
+  }                                                                                                         \
+  template <class X, std::size_t K>                                                                         \
+    requires(operand<X> && !element<std::remove_cvref_t<X>>)                                                \
+  [[nodiscard]] auto NAME(X&& x, const int (&axes)[K]) {                                                    \
+    using A = as_expression_t<X>;                                                                           \
+    static_assert(A::rank == dynamic_rank || static_cast<int>(K) <= A::rank,                                \
+                  "fusor::" #NAME ": more axes than the expression has");                                   \
+    std::array<int, max_rank> a{};                                                                          \
+    for (std::size_t i = 0; i < K; ++i) a[i] = axes[i];                                                     \
+    return reduce_node<OP, A, (A::rank == dynamic_rank ? dynamic_rank : A::rank - static_cast<int>(K))>(   \
+        as_expression(std::forward<X>(x)), a, static_cast<int>(K), false);                                  \
+  }                                                                                                         \
+  template <int Axis, class X>                                                                              \
+    requires(operand<X> && !element<std::remove_cvref_t<X>>)                                                \
+  [[nodiscard]] auto NAME(X&& x) {                                                                          \
+    using A = as_expression_t<X>;                                                                           \
+    static_assert(A::rank == dynamic_rank || (Axis >= -A::rank && Axis < A::rank),                          \
+                  "FUSOR_REDUCTION_AXIS_OUT_OF_RANGE: fusor::" #NAME "<Axis>: Axis must be in [-rank, rank) " \
+                  "of the reduced expression");                                                             \
+    return NAME(std::forward<X>(x), Axis);                                                                  \
+  }
+
+FUSOR_REDUCTION(sum, red::sum)
+FUSOR_REDUCTION(mean, red::mean)
+FUSOR_REDUCTION(prod, red::prod)
+FUSOR_REDUCTION(max, red::max)
+FUSOR_REDUCTION(min, red::min)
+#undef FUSOR_REDUCTION
+
+/// argmax / argmin over all elements (flat index, rank 0) or one axis.
+#define FUSOR_ARG_REDUCTION(NAME, OP)                                                                       \
+  template <class X>                                                                                        \
+    requires(operand<X> && !element<std::remove_cvref_t<X>>)                                                \
+  [[nodiscard]] auto NAME(X&& x) {                                                                          \
+    using A = as_expression_t<X>;                                                                           \
+    return reduce_node<OP, A, (A::rank == dynamic_rank ? dynamic_rank : 0)>(as_expression(std::forward<X>(x)), \
+                                                                          {}, 0, false);                    \
+  }                                                                                                         \
+  template <class X>                                                                                        \
+    requires(operand<X> && !element<std::remove_cvref_t<X>>)                                                \
+  [[nodiscard]] auto NAME(X&& x, int axis) {                                                                \
+    using A = as_expression_t<X>;                                                                           \
+    static_assert(A::rank != 0, "fusor::" #NAME ": a rank-0 expression has no axis");                       \
+    return reduce_node<OP, A, (A::rank == dynamic_rank ? dynamic_rank : A::rank - 1)>(                      \
+        as_expression(std::forward<X>(x)), {axis}, 1, false);                                               \
+  }                                                                                                         \
+  template <int Axis, class X>                                                                              \
+    requires(operand<X> && !element<std::remove_cvref_t<X>>)                                                \
+  [[nodiscard]] auto NAME(X&& x) {                                                                          \
+    using A = as_expression_t<X>;                                                                           \
+    static_assert(A::rank == dynamic_rank || (Axis >= -A::rank && Axis < A::rank),                          \
+                  "FUSOR_REDUCTION_AXIS_OUT_OF_RANGE: fusor::" #NAME "<Axis>: Axis must be in [-rank, rank) " \
+                  "of the reduced expression");                                                             \
+    return NAME(std::forward<X>(x), Axis);                                                                  \
+  }
+
+FUSOR_ARG_REDUCTION(argmax, red::argmax)
+FUSOR_ARG_REDUCTION(argmin, red::argmin)
+#undef FUSOR_ARG_REDUCTION
+
+}  // namespace fusor

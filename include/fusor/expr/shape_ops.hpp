@@ -1,0 +1,96 @@
+// fusor/expr/shape_ops.hpp — transpose / axis permutation and reshape. On a
+// leaf they are views (no copy); on a compound expression the operand is
+// materialised first. Read through a permutation, a destination that is also
+// an operand always goes through a temporary.
+#pragma once
+
+#include <array>
+#include <string>
+
+#include "fusor/core/config.hpp"
+#include "fusor/expr/leaves.hpp"
+#include "fusor/expr/node.hpp"
+
+namespace fusor {
+
+/// Axis permutation: result axis i is operand axis perm[i].
+template <class A>
+class transpose_node : public expression_base {
+ public:
+  using value_type = value_type_t<A>;
+  static constexpr int rank = A::rank;
+
+  /// `count == 0` means "reverse all axes" (NumPy's x.T).
+  transpose_node(A arg, std::array<int, max_rank> perm, int count)
+      : arg_(std::move(arg)), perm_(perm), count_(count) {}
+
+  const A& arg() const noexcept { return arg_; }
+  bool reverses() const noexcept { return count_ == 0; }
+  int count() const noexcept { return count_; }
+  int perm(int i) const noexcept { return perm_[static_cast<std::size_t>(i)]; }
+
+  std::string str() const {
+    if (count_ == 0) return "transpose(" + arg_.str() + ")";
+    std::string s = "transpose(" + arg_.str() + ", (";
+    for (int i = 0; i < count_; ++i) s += (i ? ", " : "") + std::to_string(perm_[static_cast<std::size_t>(i)]);
+    return s + "))";
+  }
+
+ private:
+  A arg_;
+  std::array<int, max_rank> perm_;
+  int count_;
+};
+
+/// Reshape to N axes; one extent may be -1 (inferred), as in NumPy.
+template <class A, int N>
+class reshape_node : public expression_base {
+ public:
+  using value_type = value_type_t<A>;
+  static constexpr int rank = N;
+
+  reshape_node(A arg, std::array<index_t, max_rank> shape) : arg_(std::move(arg)), shape_(shape) {}
+  const A& arg() const noexcept { return arg_; }
+  index_t extent(int i) const noexcept { return shape_[static_cast<std::size_t>(i)]; }
+
+  std::string str() const {
+    std::string s = "reshape(" + arg_.str() + ", (";
+    for (int i = 0; i < N; ++i) s += (i ? ", " : "") + std::to_string(shape_[static_cast<std::size_t>(i)]);
+    return s + (N == 1 ? ",))" : "))");
+  }
+
+ private:
+  A arg_;
+  std::array<index_t, max_rank> shape_;
+};
+
+/// Reverses the axes (x.T).
+template <class X>
+  requires(operand<X> && !element<std::remove_cvref_t<X>>)
+[[nodiscard]] auto transpose(X&& x) {
+  return transpose_node<as_expression_t<X>>(as_expression(std::forward<X>(x)), {}, 0);
+}
+
+/// Permutes the axes: transpose(x, {1, 0, 2}).
+template <class X, std::size_t K>
+  requires(operand<X> && !element<std::remove_cvref_t<X>>)
+[[nodiscard]] auto transpose(X&& x, const int (&perm)[K]) {
+  using A = as_expression_t<X>;
+  static_assert(A::rank == dynamic_rank || static_cast<int>(K) == A::rank,
+                "fusor::transpose: the permutation must list every axis of the expression exactly once");
+  std::array<int, max_rank> p{};
+  for (std::size_t i = 0; i < K; ++i) p[i] = perm[i];
+  return transpose_node<A>(as_expression(std::forward<X>(x)), p, static_cast<int>(K));
+}
+
+/// Reshapes: reshape(x, {2, -1}). The element count must not change.
+template <class X, std::size_t N>
+  requires(operand<X> && !element<std::remove_cvref_t<X>>)
+[[nodiscard]] auto reshape(X&& x, const index_t (&shape)[N]) {
+  static_assert(N <= max_rank, "fusor::reshape: rank exceeds FUSOR_MAX_RANK");
+  std::array<index_t, max_rank> s{};
+  for (std::size_t i = 0; i < N; ++i) s[i] = shape[i];
+  return reshape_node<as_expression_t<X>, static_cast<int>(N)>(as_expression(std::forward<X>(x)), s);
+}
+
+}  // namespace fusor
