@@ -15,7 +15,7 @@ namespace fusor::cpu {
 
 class workspace {
  public:
-  workspace() { slots_.reserve(16); }
+  workspace() = default;
 
   /// Starts a new evaluation: slots are handed out again from the first.
   void reset() noexcept { next_ = 0; }
