@@ -173,6 +173,10 @@ void assign(shared<T>& dest, X&& x, const B&... bindings) {
   using E = element_type_of<T>;
   auto expr = as_expression(std::forward<X>(x));
   using R = value_type_t<decltype(expr)>;
+  static_assert(rank_of<T> == dynamic_rank || rank_v<decltype(expr)> == dynamic_rank ||
+                    rank_of<T> == rank_v<decltype(expr)>,
+                "FUSOR_RANK_MISMATCH: fusor::assign: the expression's static rank differs from the destination "
+                "variable's; a shared variable's rank never changes (reduce, reshape or index the expression)");
   auto& record = *dest.record();
   cpu::workspace ws;
   detail::eval_context<B...> ctx(ws, bindings...);

@@ -32,14 +32,17 @@ struct input_info {
 };
 }  // namespace detail
 
-template <element T, int N>
+template <class T, int N>
 struct binding;
 
 /// A symbolic input of element type T and static rank N: a placeholder that
 /// receives a value when the expression is evaluated or a function is called.
 /// Copies of an input are the same input (they share an identity).
-template <element T, int N>
+template <class T, int N>
 class input : public expression_base {
+  static_assert(element<T>,
+                "FUSOR_NOT_A_NUMERIC_DTYPE: fusor inputs (scalar<T>, vector<T>, matrix<T>, tensor<T, N>) need a "
+                "numeric element type: bool, std::int8_t..std::int64_t, std::uint8_t..std::uint64_t, float or double");
   static_assert(N >= 0 && static_cast<std::size_t>(N) <= max_rank,
                 "fusor::tensor<T, N>: N must be between 0 and FUSOR_MAX_RANK");
 
@@ -79,18 +82,18 @@ class input : public expression_base {
   std::shared_ptr<const detail::input_info> info_;
 };
 
-template <element T>
+template <class T>
 using scalar = input<T, 0>;
-template <element T>
+template <class T>
 using vector = input<T, 1>;
-template <element T>
+template <class T>
 using matrix = input<T, 2>;
-template <element T, int N>
+template <class T, int N>
 using tensor = input<T, N>;
 
 /// A value bound to an input for one evaluation: element type, shape and a
 /// pointer to contiguous row-major data, plus the input's identity.
-template <element T, int N>
+template <class T, int N>
 struct binding {
   input<T, N> target;
   dtype source_dtype;
@@ -98,7 +101,7 @@ struct binding {
   const void* data;
 };
 
-template <element T, int N>
+template <class T, int N>
 template <class V>
   requires tensor_shareable<std::remove_cvref_t<V>>
 binding<T, N> input<T, N>::operator=(const V& value) const {
@@ -165,7 +168,6 @@ auto as_expression(X&& x) {
   if constexpr (std::derived_from<U, expression_base>) return U(std::forward<X>(x));
   else if constexpr (is_shared_v<U>) return shared_leaf<typename U::value_type>(std::forward<X>(x));
   else if constexpr (element<U>) return constant<U>(x);
-  else if constexpr (std::is_same_v<U, int> || std::is_same_v<U, unsigned>) return constant<U>(x);
   else static_assert(std::is_void_v<X>, "fusor: this operand is not an expression, a shared variable or a number");
 }
 

@@ -1,0 +1,217 @@
+// Reductions (fused with their producer), transpose, reshape and dot, against
+// independent references (plain loops, xtensor).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include <xtensor/xmath.hpp>
+#include <xtensor/xsort.hpp>
+#include <xtensor/xview.hpp>
+
+#include <fusor/fusor.hpp>
+
+namespace {
+xt::xtensor<double, 3> cube() {
+  xt::xtensor<double, 3> c(std::array<std::size_t, 3>{3, 4, 5});
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t j = 0; j < 4; ++j)
+      for (std::size_t k = 0; k < 5; ++k) c(i, j, k) = std::sin(1.0 + static_cast<double>(i * 20 + j * 5 + k));
+  return c;
+}
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+}  // namespace
+
+TEST_CASE("sum/mean/prod/max/min over all axes of a fused expression") {
+  fusor::tensor<double, 3> x{"x"};
+  const auto c = cube();
+  double s = 0, p = 1, mx = -1e300, mn = 1e300;
+  for (double v : c) {
+    const double y = v * 2.0 + 1.0;
+    s += y;
+    p *= y;
+    mx = std::max(mx, y);
+    mn = std::min(mn, y);
+  }
+  CHECK(fusor::eval(fusor::sum(x * 2.0 + 1.0), x = c) == doctest::Approx(s));
+  CHECK(fusor::eval(fusor::mean(x * 2.0 + 1.0), x = c) == doctest::Approx(s / 60.0));
+  CHECK(fusor::eval(fusor::prod(x * 2.0 + 1.0), x = c) == doctest::Approx(p));
+  CHECK(fusor::eval(fusor::max(x * 2.0 + 1.0), x = c) == mx);
+  CHECK(fusor::eval(fusor::min(x * 2.0 + 1.0), x = c) == mn);
+}
+
+TEST_CASE("reductions over one axis, several axes, negative axes, keepdims (vs xtensor)") {
+  fusor::tensor<double, 3> x{"x"};
+  const auto c = cube();
+  for (int axis = 0; axis < 3; ++axis) {
+    CAPTURE(axis);
+    auto r = fusor::eval(fusor::sum(x, axis), x = c);
+    xt::xtensor<double, 2> ref = xt::sum(c, {static_cast<std::size_t>(axis)});
+    REQUIRE(r.shape() == ref.shape());
+    CHECK(xt::allclose(r, ref));
+    auto m = fusor::eval(fusor::max(x, axis), x = c);
+    xt::xtensor<double, 2> mref = xt::amax(c, {static_cast<std::size_t>(axis)});
+    CHECK(xt::allclose(m, mref));
+    auto mn = fusor::eval(fusor::min(x - 1.0, axis), x = c);
+    xt::xtensor<double, 2> mnref = xt::amin(c - 1.0, {static_cast<std::size_t>(axis)});
+    CHECK(xt::allclose(mn, mnref));
+  }
+  auto two = fusor::eval(fusor::mean(x, {0, 2}), x = c);
+  xt::xtensor<double, 1> two_ref = xt::mean(c, {0, 2});
+  CHECK(xt::allclose(two, two_ref));
+  auto neg = fusor::eval(fusor::sum(x, -1), x = c);
+  xt::xtensor<double, 2> neg_ref = xt::sum(c, {2});
+  CHECK(xt::allclose(neg, neg_ref));
+  auto kept = fusor::eval(fusor::sum(x, 1, fusor::keepdims), x = c);
+  CHECK(kept.shape() == std::array<std::size_t, 3>{3, 1, 5});
+  auto all_kept = fusor::eval(fusor::sum(x, fusor::keepdims), x = c);
+  CHECK(all_kept.shape() == std::array<std::size_t, 3>{1, 1, 1});
+  CHECK(all_kept(0, 0, 0) == doctest::Approx(xt::sum(c)()));
+  auto static_axis = fusor::eval(fusor::sum<2>(x), x = c);
+  CHECK(xt::allclose(static_axis, neg_ref));
+}
+
+TEST_CASE("reductions of a large contiguous float array take the vector path and stay accurate") {
+  const std::size_t n = 100003;
+  xt::xarray<float> a(std::vector<std::size_t>{n});
+  double ref = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    a(i) = static_cast<float>((i % 7) * 0.5);
+    ref += a(i) * 2.0;
+  }
+  fusor::vector<float> x{"x"};
+  CHECK(fusor::eval(fusor::sum(x * 2.f), x = a) == doctest::Approx(ref).epsilon(1e-5));
+}
+
+TEST_CASE("result dtypes of reductions follow NumPy") {
+  fusor::vector<std::int8_t> i8{"i8"};
+  fusor::vector<std::uint16_t> u16{"u16"};
+  fusor::vector<bool> b{"b"};
+  fusor::vector<float> f{"f"};
+  static_assert(std::is_same_v<fusor::value_type_t<decltype(fusor::sum(i8))>, std::int64_t>);
+  static_assert(std::is_same_v<fusor::value_type_t<decltype(fusor::sum(u16))>, std::uint64_t>);
+  static_assert(std::is_same_v<fusor::value_type_t<decltype(fusor::sum(b))>, std::int64_t>);
+  static_assert(std::is_same_v<fusor::value_type_t<decltype(fusor::mean(i8))>, double>);
+  static_assert(std::is_same_v<fusor::value_type_t<decltype(fusor::mean(f))>, float>);
+  static_assert(std::is_same_v<fusor::value_type_t<decltype(fusor::max(i8))>, std::int8_t>);
+  static_assert(std::is_same_v<fusor::value_type_t<decltype(fusor::argmax(f))>, std::int64_t>);
+  CHECK(fusor::eval(fusor::sum(i8), i8 = xt::xarray<std::int8_t>{100, 100, 100}) == 300);
+  CHECK(fusor::eval(fusor::sum(b), b = xt::xarray<bool>{true, false, true}) == 2);
+  CHECK(fusor::eval(fusor::mean(i8), i8 = xt::xarray<std::int8_t>{1, 2}) == doctest::Approx(1.5));
+}
+
+TEST_CASE("argmax / argmin: flat and along an axis, first occurrence (vs xtensor)") {
+  fusor::matrix<double> x{"x"};
+  xt::xtensor<double, 2> m = {{1, 9, 3, 9}, {7, 2, 7, 0}, {5, 5, 1, 8}};
+  CHECK(fusor::eval(fusor::argmax(x), x = m) == 1);
+  CHECK(fusor::eval(fusor::argmin(x), x = m) == 7);
+  auto a0 = fusor::eval(fusor::argmax(x, 0), x = m);
+  auto r0 = xt::argmax(m, 0);
+  for (std::size_t j = 0; j < 4; ++j) CHECK(a0(j) == static_cast<std::int64_t>(r0(j)));
+  auto a1 = fusor::eval(fusor::argmin(x * -1.0, 1), x = m);
+  for (std::size_t i = 0; i < 3; ++i) CHECK(a1(i) == static_cast<std::int64_t>(xt::argmax(xt::view(m, i))()));
+}
+
+TEST_CASE("empty and one-element reductions") {
+  fusor::vector<double> x{"x"};
+  const xt::xarray<double> empty(std::vector<std::size_t>{0});
+  CHECK(fusor::eval(fusor::sum(x), x = empty) == 0.0);
+  CHECK(fusor::eval(fusor::prod(x), x = empty) == 1.0);
+  CHECK(std::isnan(fusor::eval(fusor::mean(x), x = empty)));
+  CHECK_THROWS_AS((void)fusor::eval(fusor::max(x), x = empty), fusor::value_error);
+  CHECK_THROWS_AS((void)fusor::eval(fusor::argmin(x), x = empty), fusor::value_error);
+  CHECK(fusor::eval(fusor::max(x), x = xt::xarray<double>{4.0}) == 4.0);
+  CHECK(fusor::eval(fusor::argmax(x), x = xt::xarray<double>{4.0}) == 0);
+}
+
+TEST_CASE("a reduction axis out of range at run time is a shape_error") {
+  fusor::matrix<double> x{"x"};
+  try {
+    (void)fusor::eval(fusor::sum(x, 2), x = xt::xtensor<double, 2>{{1.0}});
+    FAIL("expected shape_error");
+  } catch (const fusor::shape_error& e) {
+    CHECK(contains(e.what(), "axis 2 is out of bounds"));
+    CHECK(contains(e.what(), "sum(x, axis=2)"));
+  }
+}
+
+TEST_CASE("softmax-like chains: x - max(x) broadcast back, then normalised") {
+  fusor::matrix<double> x{"x"};
+  xt::xtensor<double, 2> v = {{1, 2, 3}, {-1, 0, 5}};
+  auto e = fusor::exp(x - fusor::max(x, 1, fusor::keepdims));
+  auto r = fusor::eval(e / fusor::sum(e, 1, fusor::keepdims), x = v);
+  for (std::size_t i = 0; i < 2; ++i) {
+    double mx = std::max({v(i, 0), v(i, 1), v(i, 2)}), z = 0;
+    for (std::size_t j = 0; j < 3; ++j) z += std::exp(v(i, j) - mx);
+    for (std::size_t j = 0; j < 3; ++j) CHECK(r(i, j) == doctest::Approx(std::exp(v(i, j) - mx) / z));
+  }
+}
+
+TEST_CASE("transpose and axis permutation (views of leaves, materialised for compounds)") {
+  fusor::matrix<double> x{"x"};
+  xt::xtensor<double, 2> m = {{1, 2, 3}, {4, 5, 6}};
+  auto t = fusor::eval(fusor::transpose(x), x = m);
+  CHECK(t == xt::xtensor<double, 2>(xt::transpose(m)));
+  auto tc = fusor::eval(fusor::transpose(x * 2.0) + 1.0, x = m);
+  CHECK(tc == xt::xtensor<double, 2>(xt::transpose(m) * 2.0 + 1.0));
+  fusor::tensor<double, 3> c{"c"};
+  const auto cv = cube();
+  auto p = fusor::eval(fusor::transpose(c, {2, 0, 1}), c = cv);
+  xt::xtensor<double, 3> pref = xt::transpose(cv, {2, 0, 1});
+  CHECK(p == pref);
+  CHECK_THROWS_AS((void)fusor::eval(fusor::transpose(c, {0, 0, 1}), c = cv), fusor::shape_error);
+}
+
+TEST_CASE("reshape, with one inferred extent; a wrong element count is refused") {
+  fusor::matrix<double> x{"x"};
+  xt::xtensor<double, 2> m = {{1, 2, 3}, {4, 5, 6}};
+  auto r = fusor::eval(fusor::reshape(x, {3, 2}), x = m);
+  CHECK(r == xt::xtensor<double, 2>{{1, 2}, {3, 4}, {5, 6}});
+  auto flat = fusor::eval(fusor::reshape(x + 1.0, {-1}), x = m);
+  CHECK(flat == xt::xtensor<double, 1>{2, 3, 4, 5, 6, 7});
+  auto of_transpose = fusor::eval(fusor::reshape(fusor::transpose(x), {6}), x = m);
+  CHECK(of_transpose == xt::xtensor<double, 1>{1, 4, 2, 5, 3, 6});
+  CHECK_THROWS_AS((void)fusor::eval(fusor::reshape(x, {4, 2}), x = m), fusor::shape_error);
+}
+
+TEST_CASE("dot: vector.vector, matrix.vector, vector.matrix, matrix.matrix (vs loops)") {
+  fusor::matrix<double> A{"A"};
+  fusor::matrix<double> B{"B"};
+  fusor::vector<double> v{"v"};
+  fusor::vector<double> w{"w"};
+  xt::xtensor<double, 2> a = {{1, 2, 3}, {4, 5, 6}};
+  xt::xtensor<double, 2> b = {{1, 0}, {2, 1}, {0, 3}};
+  xt::xtensor<double, 1> vv = {1, -1, 2};
+  xt::xtensor<double, 1> wv = {3, 4};
+  CHECK(fusor::eval(fusor::dot(v, v), v = vv) == 6.0);
+  auto mv = fusor::eval(fusor::dot(A, v), A = a, v = vv);
+  CHECK(mv == xt::xtensor<double, 1>{5, 11});
+  auto vm = fusor::eval(fusor::dot(w, A), w = wv, A = a);
+  CHECK(vm == xt::xtensor<double, 1>{19, 26, 33});
+  auto mm = fusor::eval(fusor::dot(A, B) * 2.0, A = a, B = b);
+  xt::xtensor<double, 2> ref(std::array<std::size_t, 2>{2, 2});
+  for (std::size_t i = 0; i < 2; ++i)
+    for (std::size_t j = 0; j < 2; ++j) {
+      double s = 0;
+      for (std::size_t k = 0; k < 3; ++k) s += a(i, k) * b(k, j);
+      ref(i, j) = 2.0 * s;
+    }
+  CHECK(mm == ref);
+  // Mixed dtypes promote; integers use the loop.
+  fusor::matrix<std::int32_t> I{"I"};
+  auto im = fusor::eval(fusor::dot(I, I), I = xt::xtensor<std::int32_t, 2>{{1, 2}, {3, 4}});
+  CHECK(im == xt::xtensor<std::int32_t, 2>{{7, 10}, {15, 22}});
+  fusor::matrix<float> F{"F"};
+  auto mixed = fusor::eval(fusor::dot(F, A), F = xt::xtensor<float, 2>{{1.f, 1.f}}, A = a);
+  static_assert(std::is_same_v<decltype(mixed)::value_type, double>);
+  CHECK(mixed == xt::xtensor<double, 2>{{5, 7, 9}});
+  try {
+    (void)fusor::eval(fusor::dot(A, A), A = a);
+    FAIL("misaligned dot");
+  } catch (const fusor::shape_error& e) {
+    CHECK(contains(e.what(), "dot(A, A)"));
+    CHECK(contains(e.what(), "not aligned"));
+  }
+}
