@@ -36,8 +36,10 @@ struct readonly_adaptor {
 template <class E>
 struct readonly_adaptor<E, dynamic_rank> {
   using storage = xt::xbuffer_adaptor<const E*, xt::no_ownership, std::allocator<E>>;
-  using type = xt::xarray_adaptor<storage, xt::layout_type::row_major, std::vector<std::size_t>>;
-  static typename type::shape_type shape(const dims& d) { return {d.begin(), d.end()}; }
+  // An inline small vector: making a view never allocates (borrowed outputs of
+  // a steady-state call must not).
+  using type = xt::xarray_adaptor<storage, xt::layout_type::row_major, xt::svector<std::size_t, max_rank>>;
+  static typename type::shape_type shape(const dims& d) { return typename type::shape_type(d.begin(), d.end()); }
 };
 }  // namespace detail
 

@@ -127,6 +127,15 @@ class tensor_variable : public variable_base {
     has_value_ = true;
     note_storage(storage_.storage().data(), storage_.bytes());
   }
+  /// Installs new storage and hands back the old one (a compiled function keeps
+  /// it as the spare buffer of its next update: ping-pong, no allocation).
+  array<E> exchange(array<E> next) noexcept {
+    array<E> old = std::move(storage_);
+    storage_ = std::move(next);
+    has_value_ = true;
+    note_storage(storage_.storage().data(), storage_.bytes());
+    return old;
+  }
   /// Drops the storage (take_value()).
   void clear() noexcept {
     storage_ = array<E>();

@@ -133,3 +133,53 @@ void run_elementwise(E* out, const dims& shape, Ev& ev) {
 }
 
 }  // namespace fusor::cpu
+
+namespace fusor::cpu {
+
+/// Several outputs of one shape in one pass (ArrayFire's evalMultiple, CUB's
+/// multi-output transform): the iteration space is walked once, in chunks that
+/// stay in L1, and every active output is computed from the same chunk of its
+/// operands. `outs` are (pointer, evaluator, active) triples; every evaluator
+/// must already be broadcast_to(shape).
+template <class... Out>
+void run_elementwise_multi(const dims& shape, Out&... outs) {
+  if (shape.elements() == 0) return;
+  constexpr std::size_t leaf_count = (std::remove_reference_t<decltype(*std::get<1>(outs))>::leaves + ... + 0);
+  std::array<index_t, max_rank> out_strides = c_strides(shape);
+  std::array<std::array<index_t, max_rank>*, leaf_count + 1> arrays{};
+  std::size_t k = 0;
+  arrays[k++] = &out_strides;
+  (std::get<1>(outs)->for_each_leaf([&](auto& l) { arrays[k++] = &l.strides; }), ...);
+  const loop_space s = collapse(shape, arrays);
+  (std::get<1>(outs)->for_each_leaf([&](auto& l) { l.inner = l.strides[s.rank - 1]; }), ...);
+  const std::size_t n = s.extent[s.rank - 1];
+  constexpr std::size_t chunk = 2048;
+  for_each_row(s, [&](const index_t* idx, std::size_t outer) {
+    std::size_t offset = 0;
+    for (std::size_t d = 0; d < outer; ++d) offset += static_cast<std::size_t>(idx[d] * out_strides[d]);
+    (std::get<1>(outs)->set_outer(idx, outer), ...);
+    for (std::size_t begin = 0; begin < n; begin += chunk) {
+      const std::size_t end = begin + chunk < n ? begin + chunk : n;
+      (
+          [&] {
+            if (!std::get<2>(outs)) return;
+            auto& ev = *std::get<1>(outs);
+            using Ev = std::remove_reference_t<decltype(ev)>;
+            using E = std::remove_pointer_t<std::remove_reference_t<decltype(std::get<0>(outs))>>;
+            E* row = std::get<0>(outs) + offset;
+            std::size_t i = begin;
+            if constexpr (Ev::simd && std::is_same_v<typename Ev::value_type, E>) {
+              if (detail::leaves_vectorisable(ev)) {
+                constexpr std::size_t w = batch<E>::size;
+                for (; i + w <= end; i += w)
+                  ev.template load<xsimd::unaligned_mode>(static_cast<index_t>(i)).store_unaligned(row + i);
+              }
+            }
+            for (; i < end; ++i) row[i] = static_cast<E>(ev.scalar(static_cast<index_t>(i)));
+          }(),
+          ...);
+    }
+  });
+}
+
+}  // namespace fusor::cpu

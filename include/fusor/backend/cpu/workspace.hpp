@@ -18,7 +18,7 @@ class workspace {
   workspace() = default;
 
   /// Starts a new evaluation: slots are handed out again from the first.
-  void reset() noexcept { next_ = 0; }
+  void reset() noexcept { next_ = next_high_ = 0; }
 
   /// Uninitialised, 64-byte-aligned storage for `n` elements of E.
   template <class E>
@@ -31,7 +31,21 @@ class workspace {
       slots_[next_] = buffer::allocate(bytes);
       ++allocations_;
     }
-    return reinterpret_cast<E*>(slots_[next_++].data());
+    E* p = reinterpret_cast<E*>(slots_[next_++].data());
+    if (next_ > next_high_) next_high_ = next_;
+    return p;
+  }
+
+  /// Liveness at the granularity of a kernel group: temporaries allocated after
+  /// mark() are dead after release(m), and their slots are handed out again.
+  std::size_t mark() const noexcept { return next_; }
+  void release(std::size_t m) noexcept { next_ = m; }
+
+  /// Bytes of the slots handed out since reset() (the temporaries of a call).
+  std::size_t bytes_in_use() const noexcept {
+    std::size_t total = 0;
+    for (std::size_t i = 0; i < next_high_; ++i) total += slots_[i].bytes();
+    return total;
   }
 
   /// Bytes held across evaluations.
@@ -47,6 +61,7 @@ class workspace {
  private:
   std::vector<buffer> slots_;
   std::size_t next_ = 0;
+  std::size_t next_high_ = 0;
   std::size_t allocations_ = 0;
 };
 

@@ -1,0 +1,157 @@
+// fusor/compile/specs.hpp — how a compiled function treats its inputs,
+// outputs and updates: In(x[, borrow]), Out(y[, borrow][, internal_type]),
+// update(variable, expression), grouped by inputs(...), outputs(...),
+// updates(...). Plain inputs and expressions are wrapped with the defaults.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include "fusor/core/tags.hpp"
+#include "fusor/expr/leaves.hpp"
+#include "fusor/expr/visit.hpp"
+
+namespace fusor {
+
+/// Options of an input (PyTensor's In: strict, allow_downcast, borrow).
+struct in_options {
+  /// The function may overwrite the caller's buffer as workspace, and a
+  /// borrowed output may share it (PyTensor's mutable=True, borrow=True).
+  bool borrow = false;
+  /// Refuse any value whose dtype is not exactly the input's.
+  bool strict = false;
+  /// Accept lossy conversions (R31).
+  bool allow_downcast = false;
+};
+
+/// An input of a function.
+template <class T, int N>
+struct In {
+  input<T, N> variable;
+  in_options options{};
+
+  In(input<T, N> v) : variable(std::move(v)) {}  // NOLINT: plain inputs convert
+  In(input<T, N> v, borrow_t) : variable(std::move(v)), options{.borrow = true} {}
+  In(input<T, N> v, in_options o) : variable(std::move(v)), options(o) {}
+};
+template <class T, int N>
+In(input<T, N>) -> In<T, N>;
+template <class T, int N>
+In(input<T, N>, borrow_t) -> In<T, N>;
+template <class T, int N>
+In(input<T, N>, in_options) -> In<T, N>;
+
+/// An output of a function. Borrow and Internal are part of the type, since
+/// they decide what the call returns:
+///   Out(y)                         a fresh value owned by the caller (eval's type)
+///   Out(y, borrow)                 a read-only view of a buffer reused by every call
+///   Out(y, internal_type)          a fresh fusor::array<E>
+///   Out(y, borrow, internal_type)  the reused buffer itself, as fusor::array<E>
+template <class X, bool Borrow = false, bool Internal = false>
+struct Out {
+  using expression_type = X;
+  static constexpr bool borrow = Borrow;
+  static constexpr bool internal = Internal;
+  X expression;
+
+  template <class Y>
+    requires(operand<Y> && std::same_as<as_expression_t<Y>, X>)
+  Out(Y&& y) : expression(as_expression(std::forward<Y>(y))) {}  // NOLINT: plain expressions convert
+  template <class Y>
+    requires(operand<Y> && std::same_as<as_expression_t<Y>, X>)
+  Out(Y&& y, borrow_t) : expression(as_expression(std::forward<Y>(y))) {}
+  template <class Y>
+    requires(operand<Y> && std::same_as<as_expression_t<Y>, X>)
+  Out(Y&& y, internal_type_t) : expression(as_expression(std::forward<Y>(y))) {}
+  template <class Y>
+    requires(operand<Y> && std::same_as<as_expression_t<Y>, X>)
+  Out(Y&& y, borrow_t, internal_type_t) : expression(as_expression(std::forward<Y>(y))) {}
+};
+template <operand Y>
+Out(Y&&) -> Out<as_expression_t<Y>>;
+template <operand Y>
+Out(Y&&, borrow_t) -> Out<as_expression_t<Y>, true, false>;
+template <operand Y>
+Out(Y&&, internal_type_t) -> Out<as_expression_t<Y>, false, true>;
+template <operand Y>
+Out(Y&&, borrow_t, internal_type_t) -> Out<as_expression_t<Y>, true, true>;
+
+/// An update: after the call, `variable` holds the value of `expression`,
+/// computed from the values every variable had when the call began.
+template <class T, class X>
+struct update_spec {
+  shared<T> variable;
+  X expression;
+};
+
+template <class T, class Y>
+[[nodiscard]] auto update(const shared<T>& variable, Y&& expression) {
+  using X = as_expression_t<Y>;
+  static_assert(std::is_same_v<value_type_t<X>, element_type_of<T>>,
+                "FUSOR_UPDATE_DTYPE_MISMATCH: an update must have the variable's dtype exactly (Theano's rule, "
+                "R55); convert the expression with fusor::cast<E>(...) where E is the variable's element type");
+  static_assert(rank_of<T> == dynamic_rank || X::rank == dynamic_rank || X::rank == rank_of<T>,
+                "FUSOR_RANK_MISMATCH: an update must have the variable's rank");
+  return update_spec<T, X>{variable, as_expression(std::forward<Y>(expression))};
+}
+
+namespace detail {
+template <class X>
+struct as_in {
+  using type = X;
+};
+template <class T, int N>
+struct as_in<input<T, N>> {
+  using type = In<T, N>;
+};
+template <class X>
+struct as_out {
+  using type = Out<as_expression_t<X>>;
+};
+template <class X, bool B, bool I>
+struct as_out<Out<X, B, I>> {
+  using type = Out<X, B, I>;
+};
+template <class X>
+inline constexpr bool is_in_v = false;
+template <class T, int N>
+inline constexpr bool is_in_v<In<T, N>> = true;
+}  // namespace detail
+
+template <class... I>
+struct inputs_t {
+  std::tuple<I...> items;
+};
+template <class... O>
+struct outputs_t {
+  std::tuple<O...> items;
+};
+template <class... U>
+struct updates_t {
+  std::tuple<U...> items;
+};
+
+/// The function's explicit inputs, in call order: symbolic inputs or In(...).
+template <class... X>
+[[nodiscard]] auto inputs(X&&... x) {
+  static_assert((detail::is_in_v<typename detail::as_in<std::remove_cvref_t<X>>::type> && ...),
+                "fusor::inputs: every argument must be a symbolic input (scalar<T>, vector<T>, matrix<T>, "
+                "tensor<T, N>) or In(input[, fusor::borrow]); shared variables are implicit inputs and are not "
+                "listed (R40)");
+  return inputs_t<typename detail::as_in<std::remove_cvref_t<X>>::type...>{{std::forward<X>(x)...}};
+}
+/// The function's outputs: expressions, shared variables or Out(...).
+template <class... X>
+[[nodiscard]] auto outputs(X&&... x) {
+  return outputs_t<typename detail::as_out<std::remove_cvref_t<X>>::type...>{{std::forward<X>(x)...}};
+}
+/// The function's updates: fusor::update(variable, expression)...
+template <class... U>
+[[nodiscard]] auto updates(U&&... u) {
+  return updates_t<std::remove_cvref_t<U>...>{{std::forward<U>(u)...}};
+}
+
+}  // namespace fusor

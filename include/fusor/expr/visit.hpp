@@ -1,0 +1,145 @@
+// fusor/expr/visit.hpp — walking an expression's leaves: which shared
+// variables and inputs it reads, and the broadcastable pattern it has. Used
+// when a function is built, to decide in-place writes and check updates.
+#pragma once
+
+#include <cstdint>
+#include <tuple>
+#include <vector>
+
+#include "fusor/expr/dot.hpp"
+#include "fusor/expr/elementwise.hpp"
+#include "fusor/expr/leaves.hpp"
+#include "fusor/expr/reduction.hpp"
+#include "fusor/expr/shape_ops.hpp"
+
+namespace fusor {
+
+/// Calls f(leaf) for every leaf (input, shared_leaf, constant) of `e`.
+template <class F, class T, int N>
+void visit_leaves(const input<T, N>& e, F&& f) {
+  f(e);
+}
+template <class F, class T>
+void visit_leaves(const shared_leaf<T>& e, F&& f) {
+  f(e);
+}
+template <class F, element E>
+void visit_leaves(const constant<E>& e, F&& f) {
+  f(e);
+}
+template <class F, class Fn, class R, class Casts, class... A>
+void visit_leaves(const map_node<Fn, R, Casts, A...>& e, F&& f) {
+  std::apply([&](const auto&... a) { (visit_leaves(a, f), ...); }, e.args());
+}
+template <class F, element T, class A>
+void visit_leaves(const cast_node<T, A>& e, F&& f) {
+  visit_leaves(e.arg(), f);
+}
+template <class F, class Op, class A, int R>
+void visit_leaves(const reduce_node<Op, A, R>& e, F&& f) {
+  visit_leaves(e.arg(), f);
+}
+template <class F, class A>
+void visit_leaves(const transpose_node<A>& e, F&& f) {
+  visit_leaves(e.arg(), f);
+}
+template <class F, class A, int N>
+void visit_leaves(const reshape_node<A, N>& e, F&& f) {
+  visit_leaves(e.arg(), f);
+}
+template <class F, class A, class B>
+void visit_leaves(const dot_node<A, B>& e, F&& f) {
+  visit_leaves(e.lhs(), f);
+  visit_leaves(e.rhs(), f);
+}
+
+/// Identities of the shared variables an expression reads.
+template <class X>
+std::vector<std::uint64_t> shared_reads(const X& e) {
+  std::vector<std::uint64_t> ids;
+  visit_leaves(e, [&](const auto& leaf) {
+    if constexpr (requires { leaf.variable(); }) ids.push_back(leaf.variable().id());
+  });
+  return ids;
+}
+
+/// Whether an expression's value has the same element at index i as its
+/// operands at index i for every operand (no reduction, permutation, reshape
+/// or dot anywhere): the static half of the in-place decision.
+template <class X>
+inline constexpr bool is_elementwise_v = false;
+template <class T, int N>
+inline constexpr bool is_elementwise_v<input<T, N>> = true;
+template <class T>
+inline constexpr bool is_elementwise_v<shared_leaf<T>> = true;
+template <element E>
+inline constexpr bool is_elementwise_v<constant<E>> = true;
+template <class Fn, class R, class Casts, class... A>
+inline constexpr bool is_elementwise_v<map_node<Fn, R, Casts, A...>> = (is_elementwise_v<A> && ...);
+template <element T, class A>
+inline constexpr bool is_elementwise_v<cast_node<T, A>> = is_elementwise_v<A>;
+
+/// The broadcastable pattern (Theano's) an expression has, right-aligned to
+/// `rank` axes: axis d is broadcastable when every operand that has it is.
+/// Reductions with keepdims make their reduced axes broadcastable.
+template <class X>
+std::vector<bool> broadcastable_pattern(const X& e, std::size_t rank);
+
+namespace detail {
+template <class X>
+void pattern_into(const X& e, std::vector<bool>& p);
+
+inline void and_right_aligned(std::vector<bool>& p, const std::vector<bool>& q) {
+  const std::size_t r = p.size(), s = q.size();
+  for (std::size_t i = 0; i < s && i < r; ++i) p[r - 1 - i] = p[r - 1 - i] && q[s - 1 - i];
+}
+}  // namespace detail
+
+template <class X>
+std::vector<bool> broadcastable_pattern(const X& e, std::size_t rank) {
+  std::vector<bool> p(rank, true);
+  detail::pattern_into(e, p);
+  return p;
+}
+
+namespace detail {
+template <class X>
+void pattern_into(const X& e, std::vector<bool>& p) {
+  if constexpr (requires { e.variable(); }) {
+    const auto& v = e.variable();
+    std::vector<bool> q = v.broadcastable();
+    and_right_aligned(p, q);
+  } else if constexpr (requires { e.same_as(e); }) {
+    std::vector<bool> q(static_cast<std::size_t>(X::rank));
+    for (std::size_t d = 0; d < q.size(); ++d) q[d] = e.broadcastable(d);
+    and_right_aligned(p, q);
+  } else if constexpr (requires { e.value(); }) {
+    // a constant broadcasts everywhere
+  } else if constexpr (requires { e.args(); }) {
+    std::apply([&](const auto&... a) { (pattern_into(a, p), ...); }, e.args());
+  } else if constexpr (requires { e.keeps_dims(); }) {
+    if (!e.keeps_dims()) {
+      std::fill(p.begin(), p.end(), false);  // a different rank: nothing is known
+      return;
+    }
+    std::vector<bool> q = broadcastable_pattern(e.arg(), p.size());
+    if (e.all_axes()) std::fill(q.begin(), q.end(), true);
+    else
+      for (int i = 0; i < e.axis_count(); ++i) {
+        const int r = static_cast<int>(q.size());
+        const int a = e.axis(i) < 0 ? e.axis(i) + r : e.axis(i);
+        if (a >= 0 && a < r) q[static_cast<std::size_t>(a)] = true;
+      }
+    and_right_aligned(p, q);
+  } else if constexpr (requires { e.arg(); }) {
+    // cast keeps the pattern; transpose and reshape lose what we know
+    if constexpr (requires { e.reverses(); } || requires { e.extent(0); }) std::fill(p.begin(), p.end(), false);
+    else pattern_into(e.arg(), p);
+  } else {
+    std::fill(p.begin(), p.end(), false);  // dot
+  }
+}
+}  // namespace detail
+
+}  // namespace fusor
