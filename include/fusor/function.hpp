@@ -270,6 +270,8 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>> {
   /// How the last call wrote update k / output k: in place or not.
   bool update_was_in_place(std::size_t k) const noexcept { return k < n_upd && in_place_upd_[k]; }
   bool output_was_in_place(std::size_t k) const noexcept { return k < n_out && in_place_out_[k]; }
+  /// Whether the last call gave update k another updated variable's buffer.
+  bool update_was_transfer(std::size_t k) const noexcept { return k < n_upd && transfer_from_[k] < n_upd; }
 
  private:
   // ------------------------------------------------------------ build-time checks
@@ -477,11 +479,20 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>> {
       auto triples = plain_triples(results, evs, std::index_sequence_for<O...>{});
       std::apply([&](auto&... t) { cpu::run_elementwise_multi(shapes[first], t...); }, triples);
       if (profiling_) {
+        // STREAM counting: an operand read by several outputs counts once.
+        std::vector<detail::byte_range> seen;
         std::size_t moved = 0;
         std::string name = "fused outputs";
         detail::for_each_index<n_out>([&](auto k) {
           if constexpr (plain_output<k>) {
-            moved += detail::bytes_read(std::get<k>(evs)) + shapes[k].elements() * sizeof(out_element<k>);
+            std::get<k>(evs).for_each_leaf([&](auto& l) {
+              auto [a, b] = detail::leaf_range(l);
+              for (const auto& r : seen)
+                if (r.lo == a && r.hi == b) return;
+              seen.push_back({a, b});
+              moved += static_cast<std::size_t>(b - a);
+            });
+            moved += shapes[k].elements() * sizeof(out_element<k>);
             name += " " + std::to_string(k);
           }
         });
@@ -564,6 +575,11 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>> {
       });
     };
 
+    // Buffer transfers first: {A: B} where B is updated too hands B's old
+    // buffer to A, no copy (R61: a swap {A: B, B: A} moves no data). B's own
+    // update then must not write B's old buffer in place.
+    decide_transfers();
+
     detail::for_each_index<n_upd>([&](auto k) {
       auto& u = std::get<k>(upds_);
       auto& ev = std::get<k>(upd_evs);
@@ -571,7 +587,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>> {
       const dims shape = ev.shape();
       check_update_shape(u, shape);
       ev.broadcast_to(shape);
-      if (!record.has_value()) return;
+      if (transfer_from_[k] < n_upd || transfer_source_[k] || !record.has_value()) return;
       const auto& storage = record.storage();
       // A view the user holds keeps its values: then not in place.
       const bool unviewed = storage.storage().how() == ownership::borrowed || storage.storage().use_count() <= 1;
@@ -607,6 +623,33 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>> {
     });
   }
 
+  /// transfer_from_[k] = j when update k is the plain value of the variable
+  /// that update j updates: k takes that variable's pre-call buffer.
+  void decide_transfers() {
+    transfer_from_.fill(n_upd);
+    transfer_source_.fill(false);
+    std::array<std::uint64_t, n_upd + 1> targets{};
+    detail::for_each_index<n_upd>([&](auto k) { targets[k] = std::get<k>(upds_).variable.id(); });
+    detail::for_each_index<n_upd>([&](auto k) {
+      const auto& u = std::get<k>(upds_);
+      using X = std::remove_cvref_t<decltype(u.expression)>;
+      if constexpr (requires { u.expression.variable(); }) {
+        using Source = typename std::remove_cvref_t<decltype(u.expression.variable())>::value_type;
+        if constexpr (std::is_same_v<element_type_of<Source>, upd_element<k>>) {
+          const std::uint64_t id = u.expression.variable().id();
+          for (std::size_t j = 0; j < n_upd; ++j)
+            if (j != k && targets[j] == id && !transfer_source_[j] && u.expression.variable().has_value() &&
+                host_accessible(u.expression.variable().space())) {
+              transfer_from_[k] = j;
+              transfer_source_[j] = true;
+              break;
+            }
+        }
+      }
+      (void)sizeof(X);
+    });
+  }
+
   template <class Upd>
   void check_update_shape(const Upd& u, const dims& shape) const {
     const auto& record = *u.variable.record();
@@ -624,14 +667,16 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>> {
   template <class Results, class UpdEvs, class CandEvs>
   void compute_demoted(Results& results, UpdEvs& upd_evs, CandEvs& cand_evs) {
     detail::for_each_index<n_upd>([&](auto k) {
-      if (in_place_upd_[k]) return;
+      if (in_place_upd_[k] || transfer_from_[k] < n_upd) return;
       auto& ev = std::get<k>(upd_evs);
       using E = upd_element<k>;
       const dims shape = ev.shape();
       auto& spare = std::get<k>(upd_slots_).spare;
       // The buffer the variable held before the previous call, when nobody
       // else holds it and it fits (ping-pong); else a new one.
-      if (spare.storage().how() == ownership::owned && spare.storage().data() && spare.storage().use_count() == 1 &&
+      // (Never a borrowed buffer: once the variable let go of it, it is the
+      // user's again.)
+      if (spare.storage().how() != ownership::borrowed && spare.storage().data() && spare.storage().use_count() == 1 &&
           spare.storage().bytes() >= shape.elements() * sizeof(E))
         spare = array<E>(spare.storage(), shape);
       else
@@ -684,11 +729,24 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>> {
   }
 
   void install_updates() noexcept {
+    // Snapshot the pre-call buffers that are handed over before anything is
+    // installed: every update sees the state of the call's start.
+    detail::for_each_index<n_upd>([&](auto k) {
+      if (transfer_from_[k] >= n_upd) return;
+      detail::for_each_index<n_upd>([&](auto j) {
+        if (j != transfer_from_[k]) return;
+        if constexpr (std::is_same_v<upd_element<k>, upd_element<j>>)
+          std::get<k>(upd_slots_).spare = std::get<j>(upds_).variable.record()->storage();
+      });
+    });
     detail::for_each_index<n_upd>([&](auto k) {
       if (in_place_upd_[k]) return;
       auto& record = *std::get<k>(upds_).variable.record();
       auto& slot = std::get<k>(upd_slots_);
       slot.spare = record.exchange(std::move(slot.spare));
+      // A transferred buffer now belongs to its new variable; the old one is
+      // held by nobody but this slot only if the source took a new buffer.
+      if (transfer_from_[k] < n_upd || transfer_source_[k]) slot.spare = array<upd_element<k>>();
     });
   }
 
@@ -739,6 +797,8 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>> {
   std::tuple<update_slot<value_type_t<decltype(std::declval<U>().expression)>>...> upd_slots_;
   std::array<bool, n_out + 1> in_place_out_{};
   std::array<bool, n_upd + 1> in_place_upd_{};
+  std::array<std::size_t, n_upd + 1> transfer_from_{};
+  std::array<bool, n_upd + 1> transfer_source_{};
   std::array<void*, n_out + 1> in_place_out_target_{};
   std::array<dims, n_out + 1> in_place_out_shape_{};
   std::size_t last_temporary_bytes_ = 0;
