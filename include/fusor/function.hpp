@@ -440,7 +440,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>> {
     if constexpr (out_spec<K>::borrow) {
       // A borrowed output reuses its buffer; memory that still fits is kept.
       auto& slot = std::get<K>(out_slots_).buffer;
-      if (!(slot.shape() == shape)) {
+      if (!slot.storage().data() || !(slot.shape() == shape)) {
         if (slot.storage().how() == ownership::owned && slot.storage().data() &&
             slot.storage().bytes() >= shape.elements() * sizeof(E))
           slot = array<E>(slot.storage(), shape);
