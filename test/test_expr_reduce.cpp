@@ -215,3 +215,35 @@ TEST_CASE("dot: vector.vector, matrix.vector, vector.matrix, matrix.matrix (vs l
     CHECK(contains(e.what(), "not aligned"));
   }
 }
+
+TEST_CASE("dot with transposed operands goes to BLAS without a copy and is right") {
+  fusor::matrix<double> A{"A"};
+  fusor::matrix<double> B{"B"};
+  fusor::vector<double> v{"v"};
+  xt::xtensor<double, 2> a = {{1, 2, 3}, {4, 5, 6}};
+  xt::xtensor<double, 2> b = {{1, 0, 2}, {0, 1, 1}};
+  const xt::xtensor<double, 1> vv = {1, -1};
+  CHECK(fusor::eval(fusor::dot(fusor::transpose(A), v), A = a, v = vv) == xt::xtensor<double, 1>{-3, -3, -3});
+  auto abt = fusor::eval(fusor::dot(A, fusor::transpose(B)), A = a, B = b);
+  CHECK(abt == xt::xtensor<double, 2>{{7, 5}, {16, 11}});
+  auto atb = fusor::eval(fusor::dot(fusor::transpose(A), B), A = a, B = b);
+  CHECK(atb == xt::xtensor<double, 2>{{1, 4, 6}, {2, 5, 9}, {3, 6, 12}});
+  fusor::matrix<std::int32_t> I{"I"};
+  auto it = fusor::eval(fusor::dot(fusor::transpose(I), I), I = xt::xtensor<std::int32_t, 2>{{1, 2}, {3, 4}});
+  CHECK(it == xt::xtensor<std::int32_t, 2>{{10, 14}, {14, 20}});
+}
+
+TEST_CASE("a dot or reduction used several times in one evaluation is computed once, correctly") {
+  fusor::matrix<double> x{"x"};
+  fusor::vector<double> w{"w"};
+  const xt::xtensor<double, 2> xv = {{1, 2}, {3, 4}, {5, 6}};
+  const xt::xtensor<double, 1> wv = {1, -1};
+  auto z = fusor::dot(x, w);  // [-1, -1, -1]
+  auto e = z * fusor::sum(z) + fusor::dot(x, w) - fusor::sum(z * 1.0);
+  auto r = fusor::eval(e, x = xv, w = wv);
+  CHECK(r == xt::xtensor<double, 1>{5, 5, 5});
+  // Same structure, different inputs: not confused.
+  fusor::vector<double> u{"u"};
+  auto two = fusor::eval(fusor::dot(x, w) + fusor::dot(x, u), x = xv, w = wv, u = xt::xtensor<double, 1>{1, 1});
+  CHECK(two == xt::xtensor<double, 1>{2, 6, 10});
+}

@@ -3,7 +3,9 @@
 // when a function is built, to decide in-place writes and check updates.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <cstring>
 #include <tuple>
 #include <vector>
 
@@ -141,5 +143,95 @@ void pattern_into(const X& e, std::vector<bool>& p) {
   }
 }
 }  // namespace detail
+
+}  // namespace fusor
+
+namespace fusor {
+
+/// A fixed-capacity list of tokens that identifies a computation: the node
+/// types, the identities of the inputs and shared variables it reads, its
+/// constants (bit for bit) and its axes. Two sub-expressions with equal tokens
+/// compute the same value within one evaluation, so a temporary computed for
+/// one (a dot, a reduction) can serve the other. Overflow means "unknown".
+struct token_sink {
+  static constexpr std::size_t capacity = 48;
+  std::array<std::uint64_t, capacity> tokens{};
+  std::size_t count = 0;
+  bool overflow = false;
+  void push(std::uint64_t v) noexcept {
+    if (count == capacity) overflow = true;
+    else tokens[count++] = v;
+  }
+  bool operator==(const token_sink& o) const noexcept {
+    if (overflow || o.overflow || count != o.count) return false;
+    for (std::size_t i = 0; i < count; ++i)
+      if (tokens[i] != o.tokens[i]) return false;
+    return true;
+  }
+};
+
+namespace detail {
+template <class X>
+inline constexpr char type_tag = 0;
+template <class X>
+std::uint64_t tag_of() noexcept {
+  return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&type_tag<X>));
+}
+}  // namespace detail
+
+template <class T, int N>
+void structural_tokens(const input<T, N>& e, token_sink& s) {
+  s.push(detail::tag_of<input<T, N>>());
+  s.push(e.id());
+}
+template <class T>
+void structural_tokens(const shared_leaf<T>& e, token_sink& s) {
+  s.push(detail::tag_of<shared_leaf<T>>());
+  s.push(e.variable().id());
+}
+template <element E>
+void structural_tokens(const constant<E>& e, token_sink& s) {
+  s.push(detail::tag_of<constant<E>>());
+  std::uint64_t bits = 0;
+  const E v = e.value();
+  std::memcpy(&bits, &v, sizeof(E));
+  s.push(bits);
+}
+template <class Fn, class R, class Casts, class... A>
+void structural_tokens(const map_node<Fn, R, Casts, A...>& e, token_sink& s) {
+  s.push(detail::tag_of<map_node<Fn, R, Casts, A...>>());
+  std::apply([&](const auto&... a) { (structural_tokens(a, s), ...); }, e.args());
+}
+template <element T, class A>
+void structural_tokens(const cast_node<T, A>& e, token_sink& s) {
+  s.push(detail::tag_of<cast_node<T, A>>());
+  structural_tokens(e.arg(), s);
+}
+template <class Op, class A, int R>
+void structural_tokens(const reduce_node<Op, A, R>& e, token_sink& s) {
+  s.push(detail::tag_of<reduce_node<Op, A, R>>());
+  s.push(static_cast<std::uint64_t>(e.axis_count()) | (e.keeps_dims() ? 1ull << 32 : 0));
+  for (int i = 0; i < e.axis_count(); ++i) s.push(static_cast<std::uint64_t>(static_cast<std::int64_t>(e.axis(i))));
+  structural_tokens(e.arg(), s);
+}
+template <class A>
+void structural_tokens(const transpose_node<A>& e, token_sink& s) {
+  s.push(detail::tag_of<transpose_node<A>>());
+  s.push(static_cast<std::uint64_t>(e.count()));
+  for (int i = 0; i < e.count(); ++i) s.push(static_cast<std::uint64_t>(static_cast<std::int64_t>(e.perm(i))));
+  structural_tokens(e.arg(), s);
+}
+template <class A, int N>
+void structural_tokens(const reshape_node<A, N>& e, token_sink& s) {
+  s.push(detail::tag_of<reshape_node<A, N>>());
+  for (int i = 0; i < N; ++i) s.push(static_cast<std::uint64_t>(e.extent(i)));
+  structural_tokens(e.arg(), s);
+}
+template <class A, class B>
+void structural_tokens(const dot_node<A, B>& e, token_sink& s) {
+  s.push(detail::tag_of<dot_node<A, B>>());
+  structural_tokens(e.lhs(), s);
+  structural_tokens(e.rhs(), s);
+}
 
 }  // namespace fusor

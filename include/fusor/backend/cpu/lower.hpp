@@ -137,6 +137,9 @@ inline int normalise_axis(int axis, std::size_t rank, const std::string& what) {
 template <class Ctx, class Op, class A, int R>
 auto lower(const reduce_node<Op, A, R>& n, Ctx& ctx) {
   using V = typename reduce_node<Op, A, R>::value_type;
+  token_sink tokens;
+  structural_tokens(n, tokens);
+  if (const auto* hit = ctx.ws().recall(tokens)) return leaf<V>::contiguous(static_cast<const V*>(hit->data), hit->shape);
   auto ev = lower(n.arg(), ctx);
   const dims in = ev.shape();
   std::uint32_t mask = 0;
@@ -156,6 +159,7 @@ auto lower(const reduce_node<Op, A, R>& n, Ctx& ctx) {
     if (!reduced) result.push_back(in[d]);
     else if (n.keeps_dims()) result.push_back(1);
   }
+  const std::size_t slot = ctx.ws().mark();
   V* out = ctx.ws().template allocate<V>(keep.elements());
   if constexpr (std::is_same_v<Op, red::argmax> || std::is_same_v<Op, red::argmin>) {
     using E = typename decltype(ev)::value_type;
@@ -165,6 +169,7 @@ auto lower(const reduce_node<Op, A, R>& n, Ctx& ctx) {
   } else {
     reduce_into<Op, V>(out, keep, in, ev, n.str());
   }
+  ctx.ws().remember(tokens, slot, out, result);
   return leaf<V>::contiguous(out, result);
 }
 
@@ -230,12 +235,26 @@ auto lower(const reshape_node<A, N>& n, Ctx& ctx) {
 template <class Ctx, class A, class B>
 auto lower(const dot_node<A, B>& n, Ctx& ctx) {
   using V = typename dot_node<A, B>::value_type;
-  auto as_v = [&](auto ev) {
-    if constexpr (std::is_same_v<typename decltype(ev)::value_type, V>) return materialize(std::move(ev), ctx);
-    else return materialize(cast_eval<V, decltype(ev)>{std::move(ev)}, ctx);
+  token_sink tokens;
+  structural_tokens(n, tokens);
+  if (const auto* hit = ctx.ws().recall(tokens)) return leaf<V>::contiguous(static_cast<const V*>(hit->data), hit->shape);
+  // A matrix operand that is the transpose of contiguous memory goes to BLAS
+  // as is, with a transpose flag; anything else is made contiguous first.
+  bool trans_a = false, trans_b = false;
+  auto as_v = [&](auto ev, bool& trans) {
+    using Ev = decltype(ev);
+    if constexpr (std::is_same_v<typename Ev::value_type, V> && is_leaf_v<Ev>) {
+      if (ev.view_shape.rank() == 2 && ev.view_shape[0] > 1 && ev.view_shape[1] > 1 && ev.view_strides[0] == 1 &&
+          ev.view_strides[1] == static_cast<index_t>(ev.view_shape[0])) {
+        trans = true;
+        return ev;
+      }
+    }
+    if constexpr (std::is_same_v<typename Ev::value_type, V>) return materialize(std::move(ev), ctx);
+    else return materialize(cast_eval<V, Ev>{std::move(ev)}, ctx);
   };
-  auto a = as_v(lower(n.lhs(), ctx));
-  auto b = as_v(lower(n.rhs(), ctx));
+  auto a = as_v(lower(n.lhs(), ctx), trans_a);
+  auto b = as_v(lower(n.rhs(), ctx), trans_b);
   const dims& sa = a.view_shape;
   const dims& sb = b.view_shape;
   if ((sa.rank() != 1 && sa.rank() != 2) || (sb.rank() != 1 && sb.rank() != 2))
@@ -251,8 +270,10 @@ auto lower(const dot_node<A, B>& n, Ctx& ctx) {
   dims result;
   if (sa.rank() == 2) result.push_back(m);
   if (sb.rank() == 2) result.push_back(k);
+  const std::size_t slot = ctx.ws().mark();
   V* out = ctx.ws().template allocate<V>(m * k);
-  matmul(a.data, b.data, out, m, inner_a, k);
+  matmul(a.data, b.data, out, m, inner_a, k, trans_a, trans_b);
+  ctx.ws().remember(tokens, slot, out, result);
   return leaf<V>::contiguous(out, result);
 }
 

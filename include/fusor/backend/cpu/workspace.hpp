@@ -6,9 +6,12 @@
 // after the first call it allocates nothing.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <vector>
 
+#include "fusor/core/dims.hpp"
+#include "fusor/expr/visit.hpp"
 #include "fusor/memory/buffer.hpp"
 
 namespace fusor::cpu {
@@ -18,7 +21,10 @@ class workspace {
   workspace() = default;
 
   /// Starts a new evaluation: slots are handed out again from the first.
-  void reset() noexcept { next_ = next_high_ = 0; }
+  void reset() noexcept {
+    next_ = next_high_ = 0;
+    memo_count_ = 0;
+  }
 
   /// Uninitialised, 64-byte-aligned storage for `n` elements of E.
   template <class E>
@@ -39,7 +45,35 @@ class workspace {
   /// Liveness at the granularity of a kernel group: temporaries allocated after
   /// mark() are dead after release(m), and their slots are handed out again.
   std::size_t mark() const noexcept { return next_; }
-  void release(std::size_t m) noexcept { next_ = m; }
+  void release(std::size_t m) noexcept {
+    next_ = m;
+    // Remembered results that lived in released slots are gone.
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < memo_count_; ++i)
+      if (memo_[i].slot < m) memo_[kept++] = memo_[i];
+    memo_count_ = kept;
+  }
+
+  /// A result computed earlier in this evaluation (a dot, a reduction) for
+  /// the same tokens, so that `dot(x, w)` used by three outputs is computed
+  /// once. Returns nullptr when there is none.
+  struct remembered {
+    token_sink tokens;
+    std::size_t slot = 0;
+    const void* data = nullptr;
+    dims shape;
+  };
+  const remembered* recall(const token_sink& t) const noexcept {
+    if (t.overflow) return nullptr;
+    for (std::size_t i = 0; i < memo_count_; ++i)
+      if (memo_[i].tokens == t) return &memo_[i];
+    return nullptr;
+  }
+  /// Remembers that the slot handed out at index `slot` holds the result.
+  void remember(const token_sink& t, std::size_t slot, const void* data, const dims& shape) noexcept {
+    if (t.overflow || memo_count_ == memo_.size()) return;
+    memo_[memo_count_++] = remembered{t, slot, data, shape};
+  }
 
   /// Bytes of the slots handed out since reset() (the temporaries of a call).
   std::size_t bytes_in_use() const noexcept {
@@ -60,6 +94,8 @@ class workspace {
 
  private:
   std::vector<buffer> slots_;
+  std::array<remembered, 8> memo_{};
+  std::size_t memo_count_ = 0;
   std::size_t next_ = 0;
   std::size_t next_high_ = 0;
   std::size_t allocations_ = 0;
