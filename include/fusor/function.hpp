@@ -11,11 +11,11 @@
 //   1. bind and check the arguments (rank, dtype, broadcastable axes) and mark
 //      which borrowed arguments may be written (lent as non-const lvalues,
 //      overlapping no other argument: PyTensor #1026);
-//   2. compute the outputs that are never written in place into buffers no
-//      caller can see — outputs over one shape in one fused pass (W6);
-//      release their temporaries;
-//   3. lower the in-place candidates (every update; every borrowed output that
-//      may reuse a borrowed input) and accept an in-place write only when every
+//   2. lower the in-place candidates (every update; every borrowed output that
+//      may reuse a borrowed input); then compute the outputs that are never
+//      written in place into buffers no caller can see — outputs over one shape
+//      in one fused pass (W6) — and release their temporaries;
+//   3. accept an in-place write only when every
 //      read of the target buffer is at the index written, it reads no other
 //      accepted target, no accepted write reads its target, and no user view
 //      holds the target; compute the others into buffers no caller can see;
@@ -24,8 +24,9 @@
 // Everything that can fail happens in 1–3, before any variable or borrowed
 // argument is written: a call that throws changes nothing the caller can see.
 //
-// Memory: temporaries live in a slot arena reused call after call (released
-// between steps 2 and 3: liveness at kernel-group granularity); borrowed
+// Memory: temporaries live in a slot arena reused call after call (the plain
+// outputs' are released after their pass: liveness at kernel-group
+// granularity); a dot or reduction needed twice is computed once; borrowed
 // outputs keep their buffer; an update not written in place goes into the
 // buffer its variable held before (ping-pong). With borrowed outputs, or
 // none, a steady-state call allocates nothing.
@@ -245,6 +246,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>> {
       ~release() { flag.store(false, std::memory_order_release); }
     } guard{busy_};
     ws_.reset();
+    ws_.profile = profiling_ ? &profile_ : nullptr;
     auto bound = bind_all(std::index_sequence_for<A...>{}, std::forward<A>(args)...);
     detail::function_context<in_tuple, decltype(bound)> ctx(ws_, ins_, bound);
     return run(ctx, bound);
@@ -389,14 +391,19 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>> {
     in_place_out_.fill(false);
     in_place_upd_.fill(false);
 
-    // Step 2: outputs never written in place.
+    // The in-place candidates are lowered first: their temporaries (a dot, a
+    // reduction) stay alive until step 4, and an output that needs the same
+    // sub-expression finds it computed (workspace::recall).
+    auto upd_evs = lower_updates(ctx, std::index_sequence_for<U...>{});
+    auto cand_evs = lower_candidates(ctx, std::index_sequence_for<O...>{});
+
+    // Step 2: outputs never written in place; their own temporaries are
+    // released after their pass.
     const std::size_t mark = ws_.mark();
     compute_plain_outputs(ctx, results);
     ws_.release(mark);
 
-    // Step 3: in-place candidates.
-    auto upd_evs = lower_updates(ctx, std::index_sequence_for<U...>{});
-    auto cand_evs = lower_candidates(ctx, std::index_sequence_for<O...>{});
+    // Step 3: in-place decisions, then the candidates that were refused.
     decide_in_place(bound, upd_evs, cand_evs);
     compute_demoted(results, upd_evs, cand_evs);
     last_temporary_bytes_ = ws_.bytes_in_use();

@@ -8,6 +8,7 @@
 // `template <element T, int N> leaf<T> bind(const input<T, N>&)`.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <type_traits>
 
@@ -23,6 +24,19 @@
 #include "fusor/expr/shape_ops.hpp"
 
 namespace fusor::cpu {
+
+/// Times one kernel run during lowering into the workspace's profile, if any.
+template <class Ctx, class Name, class Body>
+void profiled(Ctx& ctx, Name&& name, double bytes, Body&& body) {
+  profile_report* p = ctx.ws().profile;
+  if (!p) {
+    body();
+    return;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  body();
+  p->record(name(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), bytes);
+}
 
 template <class T>
 inline constexpr bool is_leaf_v = false;
@@ -60,7 +74,9 @@ leaf<typename Ev::value_type> materialize(Ev ev, Ctx& ctx) {
   const dims shape = ev.shape();
   E* p = ctx.ws().template allocate<E>(shape.elements());
   ev.broadcast_to(shape);
-  run_elementwise(p, shape, ev);
+  profiled(
+      ctx, [] { return std::string("materialise a temporary"); }, double(shape.elements() * sizeof(E) * 2),
+      [&] { run_elementwise(p, shape, ev); });
   return leaf<E>::contiguous(p, shape);
 }
 
@@ -165,9 +181,14 @@ auto lower(const reduce_node<Op, A, R>& n, Ctx& ctx) {
     using E = typename decltype(ev)::value_type;
     E* best = ctx.ws().template allocate<E>(keep.elements());
     const int axis = n.all_axes() ? -1 : detail::normalise_axis(n.axis(0), in.rank(), n.str());
-    arg_reduce_into<Op>(out, best, keep, in, axis, ev, n.str());
+    profiled(
+        ctx, [&] { return n.str(); }, double(in.elements() * sizeof(E) + keep.elements() * sizeof(V)),
+        [&] { arg_reduce_into<Op>(out, best, keep, in, axis, ev, n.str()); });
   } else {
-    reduce_into<Op, V>(out, keep, in, ev, n.str());
+    using E = typename decltype(ev)::value_type;
+    profiled(
+        ctx, [&] { return n.str(); }, double(in.elements() * sizeof(E) + keep.elements() * sizeof(V)),
+        [&] { reduce_into<Op, V>(out, keep, in, ev, n.str()); });
   }
   ctx.ws().remember(tokens, slot, out, result);
   return leaf<V>::contiguous(out, result);
@@ -272,7 +293,9 @@ auto lower(const dot_node<A, B>& n, Ctx& ctx) {
   if (sb.rank() == 2) result.push_back(k);
   const std::size_t slot = ctx.ws().mark();
   V* out = ctx.ws().template allocate<V>(m * k);
-  matmul(a.data, b.data, out, m, inner_a, k, trans_a, trans_b);
+  profiled(
+      ctx, [&] { return n.str(); }, double((m * inner_a + inner_a * k + m * k) * sizeof(V)),
+      [&] { matmul(a.data, b.data, out, m, inner_a, k, trans_a, trans_b); });
   ctx.ws().remember(tokens, slot, out, result);
   return leaf<V>::contiguous(out, result);
 }

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "fusor/compile/profile.hpp"
 #include "fusor/core/dims.hpp"
 #include "fusor/expr/visit.hpp"
 #include "fusor/memory/buffer.hpp"
@@ -69,6 +70,10 @@ class workspace {
       if (memo_[i].tokens == t) return &memo_[i];
     return nullptr;
   }
+  /// Where the kernels run while lowering (dot, reductions, materialised
+  /// temporaries) report their time, when the caller profiles; null otherwise.
+  profile_report* profile = nullptr;
+
   /// Remembers that the slot handed out at index `slot` holds the result.
   void remember(const token_sink& t, std::size_t slot, const void* data, const dims& shape) noexcept {
     if (t.overflow || memo_count_ == memo_.size()) return;
