@@ -11,9 +11,11 @@
 // set_value's rules; a refused load changes nothing.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -22,6 +24,7 @@
 #include <system_error>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <xtensor/xarray.hpp>
 
@@ -102,6 +105,28 @@ struct host_snapshot {
   std::size_t bytes() const noexcept { return shape.elements() * sizeof(element_type_of<T>); }
 };
 
+/// Checks that elements of dtype `from` may be stored as E under `policy`
+/// (fusor::check_cast: the dtype rule, not the exact-value rule, since even a
+/// 0-d array in a file is an array, not a C++ scalar); dtype_error naming `who`
+/// after `prefix` otherwise. Templated on E alone, so that the dispatch over
+/// the file's dtype is instantiated once per element type, not once per T.
+template <element E>
+void check_storable(dtype from, std::size_t n, const std::string& who, cast_policy policy,
+                    const std::string& prefix) {
+  if (from == dtype_of<E>) return;
+  with_context(prefix, [&] {
+    visit_element(from, [&]<class Src>(std::type_identity<Src>) { check_cast<E, Src>(who, nullptr, n, false, policy); });
+  });
+}
+
+/// Converts the file's elements into `dst` (numpy's astype where dtypes differ).
+template <element E>
+void convert_into(const npy_data& d, E* dst) {
+  visit_element(d.type, [&]<class Src>(std::type_identity<Src>) {
+    convert_bytes<E, Src>(d.bytes.data(), d.shape.elements(), dst);
+  });
+}
+
 /// Checks, with set_value's rules, that `d` may become the value of `s`:
 /// the rank is the variable's, broadcastable axes have length 1, and the
 /// file's dtype is storable under the variable's strict / allow_downcast.
@@ -120,17 +145,11 @@ array<element_type_of<T>> prepare_value(const shared<T>& s, const npy_data& d, c
     if (record.broadcastable(i) && d.shape[i] != 1)
       throw shape_error(prefix + record.describe() + ": axis " + std::to_string(i) +
                         " is broadcastable and must have length 1; received shape " + d.shape.str());
-  return visit_element(d.type, [&]<class Src>(std::type_identity<Src>) {
-    const std::size_t n = d.shape.elements();
-    // A 0-d array is an array, not a C++ scalar: the dtype rule applies,
-    // not the exact-value rule (scalar_source = false).
-    with_context(prefix, [&] {
-      check_cast<E, Src>(record.describe(), nullptr, n, false, cast_policy{s.strict(), s.allow_downcast()});
-    });
-    auto out = array<E>::allocate(d.shape, s.space());
-    convert_bytes<E, Src>(d.bytes.data(), n, out.mutable_data());
-    return out;
-  });
+  check_storable<E>(d.type, d.shape.elements(), record.describe(), cast_policy{s.strict(), s.allow_downcast()},
+                    prefix);
+  auto out = array<E>::allocate(d.shape, s.space());
+  convert_into<E>(d, out.mutable_data());
+  return out;
 }
 
 /// How messages name a variable that is being created.
@@ -147,21 +166,18 @@ shared<T> make_shared_from(npy_data d, shared_options options, const std::string
     if (d.shape.rank() != static_cast<std::size_t>(rank_of<T>))
       throw rank_error(prefix + describe_new(options.name) + " has rank " + std::to_string(rank_of<T>) +
                        " (fixed by its C++ type), but the file holds an array of shape " + d.shape.str());
+  check_storable<E>(d.type, d.shape.elements(), describe_new(options.name),
+                    cast_policy{options.strict, options.allow_downcast.value_or(false)}, prefix);
+  xt::xarray<E> x(typename xt::xarray<E>::shape_type(d.shape.begin(), d.shape.end()));
+  convert_into<E>(d, x.data());
+  d.bytes = {};  // the file's bytes are no longer needed: lower the peak
   return with_context(prefix, [&] {
-    return visit_element(d.type, [&]<class Src>(std::type_identity<Src>) {
-      const std::size_t n = d.shape.elements();
-      check_cast<E, Src>(describe_new(options.name), nullptr, n, false,
-                         cast_policy{options.strict, options.allow_downcast.value_or(false)});
-      xt::xarray<E> x(typename xt::xarray<E>::shape_type(d.shape.begin(), d.shape.end()));
-      convert_bytes<E, Src>(d.bytes.data(), n, x.data());
-      d.bytes = {};  // the file's bytes are no longer needed: halve the peak
-      if constexpr (std::is_same_v<T, xt::xarray<E>>) {
-        return shared<T>(std::move(x), std::move(options));  // adopted, no copy
-      } else {
-        T value = shared_constructor<T>::make(d.shape, x.data());
-        return shared<T>(std::move(value), std::move(options));
-      }
-    });
+    if constexpr (std::is_same_v<T, xt::xarray<E>>) {
+      return shared<T>(std::move(x), std::move(options));  // adopted, no copy
+    } else {
+      T value = shared_constructor<T>::make(d.shape, x.data());
+      return shared<T>(std::move(value), std::move(options));
+    }
   });
 }
 

@@ -12,12 +12,15 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <system_error>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -62,7 +65,7 @@ void check_npz_names(const std::array<const variable_base*, N>& vars, const std:
 /// A .npz archive opened for reading, with its entry names checked once.
 class npz_reader {
  public:
-  explicit npz_reader(const std::filesystem::path& file) : file_(file), quoted_(quoted(file)) {
+  explicit npz_reader(const std::filesystem::path& file) : quoted_(quoted(file)) {
     std::error_code ec;
     const auto status = std::filesystem::status(file, ec);
     if (ec || !std::filesystem::exists(status)) npy::fail(quoted_, ec ? ec.message() : std::string("no such file"));
@@ -72,8 +75,8 @@ class npz_reader {
     // headers, as befits a file that may have been crafted.
     zip_ = zip_open(file.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code);
     if (!zip_) {
-      // Opening read-only, libzip reports ZIP_ER_EXISTS only for a central
-      // directory that names two entries alike; say so in plain words.
+      // With ZIP_CHECKCONS and no ZIP_EXCL, libzip reports ZIP_ER_EXISTS only
+      // for a central directory that names two entries alike; say so plainly.
       if (code == ZIP_ER_EXISTS)
         npy::fail(quoted_, "not a valid .npz (zip) archive: two entries have the same name, so which one is "
                            "meant is ambiguous");
@@ -149,7 +152,6 @@ class npz_reader {
     }
   };
 
-  std::filesystem::path file_;
   std::string quoted_;
   zip_t* zip_ = nullptr;
   std::map<std::string, zip_uint64_t> index_;
