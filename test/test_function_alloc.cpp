@@ -16,6 +16,11 @@ namespace {
 std::atomic<std::size_t> allocations{0};
 }
 
+// new and delete are replaced together (malloc/free); GCC cannot see that.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+
 void* operator new(std::size_t n) {
   allocations.fetch_add(1, std::memory_order_relaxed);
   if (void* p = std::malloc(n ? n : 1)) return p;

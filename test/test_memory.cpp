@@ -6,6 +6,7 @@
 
 #include <fusor/memory/array.hpp>
 #include <fusor/memory/buffer.hpp>
+#include <xtensor/xarray.hpp>
 
 TEST_CASE("owned buffers are 64-byte aligned and reference counted") {
   for (std::size_t bytes : {std::size_t(0), std::size_t(1), std::size_t(63), std::size_t(64), std::size_t(1000)}) {
@@ -88,4 +89,12 @@ TEST_CASE("dims print like NumPy and broadcast like NumPy") {
   CHECK(fusor::try_broadcast({3, 1}, {1, 4}, out));
   CHECK(out == fusor::dims{3, 4});
   CHECK_FALSE(fusor::try_broadcast({3, 2}, {3}, out));
+}
+
+TEST_CASE("an adopted object is handed back only as its own type") {
+  std::vector<float> v{1.f, 2.f};
+  auto b = fusor::buffer::adopt(std::move(v), [](std::vector<float>& o) { return o.data(); }, 2 * sizeof(float));
+  CHECK(b.adopted_object<std::vector<float>>() != nullptr);
+  CHECK(b.adopted_object<std::vector<double>>() == nullptr);
+  CHECK(b.adopted_object<xt::xarray<float>>() == nullptr);
 }

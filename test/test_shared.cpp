@@ -347,3 +347,11 @@ TEST_CASE("handles share one variable (PyTensor clone, R12)") {
   CHECK_FALSE(a.is(c));
   CHECK(a.id() != c.id());
 }
+
+TEST_CASE("take_value() after adopting a value of another registered type copies, correctly") {
+  auto s = fusor::shared(xt::xtensor<float, 1>{0.f}, "s");
+  s.set_value(xt::xarray<float>{1.f, 2.f, 3.f}, fusor::borrow);  // an rvalue of another type: adopted
+  xt::xtensor<float, 1> out = s.take_value();
+  CHECK(out == xt::xtensor<float, 1>{1.f, 2.f, 3.f});
+  CHECK_FALSE(s.has_value());
+}

@@ -34,7 +34,6 @@ class dims {
     return d;
   }
 
-  constexpr std::size_t rank() noexcept { return rank_; }
   constexpr std::size_t rank() const noexcept { return rank_; }
   constexpr std::size_t operator[](std::size_t i) const noexcept { return extent_[i]; }
   constexpr std::size_t& operator[](std::size_t i) noexcept { return extent_[i]; }

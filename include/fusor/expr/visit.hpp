@@ -171,8 +171,7 @@ struct token_sink {
 };
 
 namespace detail {
-template <class X>
-inline constexpr char type_tag = 0;
+// type_tag<X> (memory/buffer.hpp): one address per type.
 template <class X>
 std::uint64_t tag_of() noexcept {
   return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&type_tag<X>));

@@ -23,6 +23,10 @@ enum class ownership : unsigned char {
 };
 
 namespace detail {
+/// One address per type: identifies the type of an adopted object without RTTI.
+template <class T>
+inline constexpr char type_tag = 0;
+
 struct aligned_free {
   void operator()(void* p) const noexcept { std::free(p); }
 };
@@ -75,6 +79,7 @@ class buffer {
     buffer b;
     b.data_ = static_cast<std::byte*>(static_cast<void*>(locate(*holder)));
     b.keep_ = std::move(holder);
+    b.adopted_type_ = &detail::type_tag<std::decay_t<Object>>;
     b.bytes_ = bytes;
     b.space_ = host;
     b.how_ = ownership::adopted;
@@ -91,10 +96,11 @@ class buffer {
   /// fusor does not count).
   long use_count() const noexcept { return keep_.use_count(); }
 
-  /// The adopted object, if this buffer adopted one of type Object.
+  /// The adopted object, if this buffer adopted one of exactly type Object
+  /// (null for any other type: the cast is checked).
   template <class Object>
   std::shared_ptr<Object> adopted_object() const noexcept {
-    if (how_ != ownership::adopted) return nullptr;
+    if (how_ != ownership::adopted || adopted_type_ != &detail::type_tag<Object>) return nullptr;
     return std::static_pointer_cast<Object>(keep_);
   }
 
@@ -108,6 +114,7 @@ class buffer {
 
  private:
   std::shared_ptr<void> keep_;
+  const char* adopted_type_ = nullptr;
   std::byte* data_ = nullptr;
   std::size_t bytes_ = 0;
   memory_space space_{};

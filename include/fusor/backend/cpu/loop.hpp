@@ -160,6 +160,7 @@ void run_elementwise_multi(const dims& shape, Out&... outs) {
     (std::get<1>(outs)->set_outer(idx, outer), ...);
     for (std::size_t begin = 0; begin < n; begin += chunk) {
       const std::size_t end = begin + chunk < n ? begin + chunk : n;
+      (void)end;  // unused when there is no output
       (
           [&] {
             if (!std::get<2>(outs)) return;
