@@ -66,7 +66,7 @@ run_tests() {
 case "${1:-}" in
   tour)
     install_deps
-    configure build -Dbenchmarks=disabled
+    configure build -Dbenchmarks=disabled -Dtests=false
     meson compile -C build
     for example in walkthrough logistic_regression; do
       if [ -x "build/examples/$example" ]; then
