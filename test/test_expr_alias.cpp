@@ -10,23 +10,9 @@
 
 #include <fusor/fusor.hpp>
 
-namespace {
-/// A user type viewing part of someone else's memory, registered as a tensor.
-struct window {
-  double* p;
-  std::size_t n;
-};
-}  // namespace
+#include "test_window.hpp"
 
-template <>
-struct fusor::shared_constructor<window> {
-  using element_type = double;
-  static constexpr int rank = 1;
-  static fusor::dims shape(const window& w) { return {w.n}; }
-  static const double* data(const window& w) { return w.p; }
-  // get_value() would hand out a window on fusor's copy; the tests never call it.
-  static window make(const fusor::dims& d, const double* src) { return {const_cast<double*>(src), d[0]}; }
-};
+using testing_types::window;
 
 namespace {
 template <class S>

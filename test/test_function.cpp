@@ -12,27 +12,16 @@
 
 #include <fusor/fusor.hpp>
 
+#include "test_window.hpp"
+
 namespace {
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 template <class S>
 const void* storage_of(const S& s) {
   return s.get_value(fusor::borrow).data();
 }
-/// A registered type viewing someone else's memory (to build overlaps).
-struct window {
-  double* p;
-  std::size_t n;
-};
+using testing_types::window;
 }  // namespace
-
-template <>
-struct fusor::shared_constructor<window> {
-  using element_type = double;
-  static constexpr int rank = 1;
-  static fusor::dims shape(const window& w) { return {w.n}; }
-  static const double* data(const window& w) { return w.p; }
-  static window make(const fusor::dims& d, const double* src) { return {const_cast<double*>(src), d[0]}; }
-};
 
 TEST_CASE("one output returns its value, several a tuple, none nothing") {
   fusor::vector<double> x{"x"};

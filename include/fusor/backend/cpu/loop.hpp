@@ -78,6 +78,20 @@ void for_each_row(const loop_space& s, Body&& body) {
   }
 }
 
+/// Merges the axes of `shape` for the destination strides `dest` and every
+/// array leaf of `evs`, then sets each leaf's innermost stride: the set-up of
+/// every fused loop (elementwise, multi-output, reduction).
+template <class... Ev>
+loop_space prepare_loop(const dims& shape, std::array<index_t, max_rank>& dest, Ev&... evs) {
+  std::array<std::array<index_t, max_rank>*, (Ev::leaves + ... + 0) + 1> arrays{};
+  std::size_t k = 0;
+  arrays[k++] = &dest;
+  (evs.for_each_leaf([&](auto& l) { arrays[k++] = &l.strides; }), ...);
+  const loop_space s = collapse(shape, arrays);
+  (evs.for_each_leaf([&](auto& l) { l.inner = l.strides[s.rank - 1]; }), ...);
+  return s;
+}
+
 namespace detail {
 template <class Ev>
 bool leaves_vectorisable(Ev& ev) {
@@ -107,12 +121,7 @@ template <class E, class Ev>
 void run_elementwise(E* out, const dims& shape, Ev& ev) {
   if (shape.elements() == 0) return;
   std::array<index_t, max_rank> out_strides = c_strides(shape);
-  std::array<std::array<index_t, max_rank>*, Ev::leaves + 1> arrays{};
-  std::size_t k = 0;
-  arrays[k++] = &out_strides;
-  ev.for_each_leaf([&](auto& l) { arrays[k++] = &l.strides; });
-  const loop_space s = collapse(shape, arrays);
-  ev.for_each_leaf([&](auto& l) { l.inner = l.strides[s.rank - 1]; });
+  const loop_space s = prepare_loop(shape, out_strides, ev);
   const std::size_t n = s.extent[s.rank - 1];
   // After merging, the output's innermost stride is 1 (it is contiguous).
   const bool vectorise = Ev::simd && std::is_same_v<typename Ev::value_type, E> && detail::leaves_vectorisable(ev);
@@ -144,14 +153,8 @@ namespace fusor::cpu {
 template <class... Out>
 void run_elementwise_multi(const dims& shape, Out&... outs) {
   if (shape.elements() == 0) return;
-  constexpr std::size_t leaf_count = (std::remove_reference_t<decltype(*std::get<1>(outs))>::leaves + ... + 0);
   std::array<index_t, max_rank> out_strides = c_strides(shape);
-  std::array<std::array<index_t, max_rank>*, leaf_count + 1> arrays{};
-  std::size_t k = 0;
-  arrays[k++] = &out_strides;
-  (std::get<1>(outs)->for_each_leaf([&](auto& l) { arrays[k++] = &l.strides; }), ...);
-  const loop_space s = collapse(shape, arrays);
-  (std::get<1>(outs)->for_each_leaf([&](auto& l) { l.inner = l.strides[s.rank - 1]; }), ...);
+  const loop_space s = prepare_loop(shape, out_strides, *std::get<1>(outs)...);
   const std::size_t n = s.extent[s.rank - 1];
   constexpr std::size_t chunk = 2048;
   for_each_row(s, [&](const index_t* idx, std::size_t outer) {

@@ -57,12 +57,7 @@ void reduce_into(R* out, const dims& keep, const dims& in, Ev& ev, const std::st
   std::array<index_t, max_rank> acc = c_strides(keep);
   for (std::size_t d = 0; d < in.rank(); ++d)
     if (keep[d] == 1) acc[d] = 0;
-  std::array<std::array<index_t, max_rank>*, Ev::leaves + 1> arrays{};
-  std::size_t k = 0;
-  arrays[k++] = &acc;
-  ev.for_each_leaf([&](auto& l) { arrays[k++] = &l.strides; });
-  const loop_space s = collapse(in, arrays);
-  ev.for_each_leaf([&](auto& l) { l.inner = l.strides[s.rank - 1]; });
+  const loop_space s = prepare_loop(in, acc, ev);
   const std::size_t n = s.extent[s.rank - 1];
   const index_t acc_inner = acc[s.rank - 1];
   const bool vectorise = detail::leaves_vectorisable(ev);
