@@ -28,21 +28,27 @@ namespace detail {
 /// Checks a value bound to input `in` and returns it as a view of T: as is when
 /// the dtype matches, converted into the workspace when the conversion is a
 /// safe upcast (R28), refused otherwise.
-template <element T, int N>
+///
+/// Shared by fusor::eval and compiled functions; `policy` carries In's strict
+/// and allow_downcast, and a `scalar_source` (a C++ number) may also be stored
+/// when its value converts exactly (R28.6c).
+/// `who()` names the input in messages; it is called only on a refusal, so
+/// that a steady-state call builds no string.
+template <element T, int N, class Who>
 cpu::leaf<T> bind_value(const input<T, N>& in, dtype source, const dims& shape, const void* data,
-                        cpu::workspace& ws, const std::string& who) {
+                        cpu::workspace& ws, const Who& who, cast_policy policy = {}, bool scalar_source = false) {
   if (shape.rank() != static_cast<std::size_t>(N))
-    throw rank_error(who + ": wrong number of dimensions: expected " + std::to_string(N) + ", got " +
+    throw rank_error(who() + ": wrong number of dimensions: expected " + std::to_string(N) + ", got " +
                      std::to_string(shape.rank()) + " with shape " + shape.str());
   for (std::size_t d = 0; d < shape.rank(); ++d)
     if (in.broadcastable(d) && shape[d] != 1)
-      throw shape_error(who + ": axis " + std::to_string(d) + " is broadcastable and must have length 1; received shape " +
+      throw shape_error(who() + ": axis " + std::to_string(d) + " is broadcastable and must have length 1; received shape " +
                         shape.str());
   if (source == dtype_of<T>) return cpu::leaf<T>::contiguous(static_cast<const T*>(data), shape);
   return visit(source, [&](auto zero) {
     using S = decltype(zero);
     const std::size_t n = shape.elements();
-    check_cast<T, S>(who, static_cast<const S*>(data), n, false, cast_policy{});
+    check_cast<T, S>(who(), static_cast<const S*>(data), n, scalar_source, policy);
     T* p = ws.allocate<T>(n);
     for (std::size_t i = 0; i < n; ++i) p[i] = convert_element<T>(static_cast<const S*>(data)[i]);
     return cpu::leaf<T>::contiguous(p, shape);
@@ -71,7 +77,8 @@ class eval_context {
     if (!found)
       throw value_error("fusor::eval: no value was given for input '" + in.str() + "' (bind one with " +
                         in.str() + " = value)");
-    return bind_value(in, found->source_dtype, found->shape, found->data, ws_, "input '" + in.str() + "'");
+    return bind_value(in, found->source_dtype, found->shape, found->data, ws_,
+                      [&] { return "input '" + in.str() + "'"; });
   }
 
  private:
@@ -144,13 +151,7 @@ bool safe_in_place(Ev& ev, const E* dest, const dims& shape) {
   bool safe = true;
   ev.for_each_leaf([&](auto& l) {
     using L = typename std::remove_reference_t<decltype(l)>::value_type;
-    const auto* a = reinterpret_cast<const std::byte*>(l.data);
-    const auto* b = a + (l.view_shape.elements() == 0 ? 0 : [&] {
-      std::size_t last = 0;
-      for (std::size_t d = 0; d < l.view_shape.rank(); ++d)
-        last += (l.view_shape[d] - 1) * static_cast<std::size_t>(l.view_strides[d] < 0 ? 0 : l.view_strides[d]);
-      return (last + 1) * sizeof(L);
-    }());
+    const auto [a, b] = l.byte_range();
     if (!(a < hi && lo < b)) return;  // disjoint
     bool same = std::is_same_v<L, E> && static_cast<const void*>(l.data) == static_cast<const void*>(dest) &&
                 l.view_shape == shape;

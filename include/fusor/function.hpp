@@ -111,23 +111,11 @@ class function_context {
   const Bound& bound_;
 };
 
-/// Byte range [lo, hi) a leaf may read.
-template <class L>
-std::pair<const std::byte*, const std::byte*> leaf_range(const L& l) {
-  using E = typename L::value_type;
-  const auto* a = reinterpret_cast<const std::byte*>(l.data);
-  if (l.view_shape.elements() == 0) return {a, a};
-  std::size_t last = 0;
-  for (std::size_t d = 0; d < l.view_shape.rank(); ++d)
-    last += (l.view_shape[d] - 1) * static_cast<std::size_t>(l.view_strides[d] < 0 ? 0 : l.view_strides[d]);
-  return {a, a + (last + 1) * sizeof(E)};
-}
-
 template <class Ev>
 bool reads_range(Ev& ev, const std::byte* lo, const std::byte* hi) {
   bool hit = false;
   ev.for_each_leaf([&](auto& l) {
-    auto [a, b] = leaf_range(l);
+    auto [a, b] = l.byte_range();
     if (a < hi && lo < b) hit = true;
   });
   return hit;
@@ -137,7 +125,7 @@ template <class Ev>
 std::size_t bytes_read(Ev& ev) {
   std::size_t total = 0;
   ev.for_each_leaf([&](auto& l) {
-    auto [a, b] = leaf_range(l);
+    auto [a, b] = l.byte_range();
     total += static_cast<std::size_t>(b - a);
   });
   return total;
@@ -354,32 +342,19 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>> {
     using S = typename C::element_type;
     const Spec& spec = std::get<K>(ins_);
     const dims shape = C::shape(arg);
-    auto who = [&] { return "input " + std::to_string(K) + " ('" + spec.variable.str() + "')"; };
-    if (shape.rank() != static_cast<std::size_t>(N))
-      throw rank_error(who() + ": wrong number of dimensions: expected " + std::to_string(N) + ", got " +
-                       std::to_string(shape.rank()) + " with shape " + shape.str());
-    for (std::size_t d = 0; d < shape.rank(); ++d)
-      if (spec.variable.broadcastable(d) && shape[d] != 1)
-        throw shape_error(who() + ": axis " + std::to_string(d) +
-                          " is broadcastable and must have length 1; received shape " + shape.str());
     const S* src = C::data(arg);
     detail::bound_argument<T> b;
     b.lo = reinterpret_cast<const std::byte*>(src);
     b.bytes = shape.elements() * sizeof(S);
-    if constexpr (std::is_same_v<S, T>) {
-      b.view = cpu::leaf<T>::contiguous(src, shape);
-      // Writable only when lent with In(x, borrow) as a non-const lvalue.
+    // The same checks and conversion as fusor::eval's bindings (R28–R31).
+    b.view = detail::bind_value(spec.variable, dtype_of<S>, shape, src, ws_,
+                                [&] { return "input " + std::to_string(K) + " ('" + spec.variable.str() + "')"; },
+                                cast_policy{spec.options.strict, spec.options.allow_downcast}, std::is_arithmetic_v<V>);
+    // Writable only when lent with In(x, borrow) as a non-const lvalue, and
+    // never a converted copy (writing it would help nobody).
+    if constexpr (std::is_same_v<S, T>)
       b.writable = spec.options.borrow && std::is_lvalue_reference_v<A&&> &&
                    !std::is_const_v<std::remove_reference_t<A>> && rank_of<V> != 0;
-    } else {
-      // The casting rules of §E (R28–R31): strict refuses, allow_downcast
-      // accepts, otherwise only safe upcasts (and exact scalar values).
-      check_cast<T, S>(who(), src, shape.elements(), std::is_arithmetic_v<V>,
-                       cast_policy{spec.options.strict, spec.options.allow_downcast});
-      T* p = ws_.template allocate<T>(shape.elements());
-      for (std::size_t i = 0, n = shape.elements(); i < n; ++i) p[i] = convert_element<T>(src[i]);
-      b.view = cpu::leaf<T>::contiguous(p, shape);
-    }
     return b;
   }
 
@@ -493,7 +468,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>> {
         detail::for_each_index<n_out>([&](auto k) {
           if constexpr (plain_output<k>) {
             std::get<k>(evs).for_each_leaf([&](auto& l) {
-              auto [a, b] = detail::leaf_range(l);
+              auto [a, b] = l.byte_range();
               for (const auto& r : seen)
                 if (r.lo == a && r.hi == b) return;
               seen.push_back({a, b});
@@ -530,14 +505,15 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>> {
     else return std::tuple<>();
   }
 
+  /// Output K lowered when `Take`, else a placeholder: one tuple slot per output.
+  template <bool Take, std::size_t K, class Ctx>
+  auto lower_output_if(Ctx& ctx) {
+    if constexpr (Take) return cpu::lower(std::get<K>(outs_).expression, ctx);
+    else return std::monostate{};
+  }
   template <class Ctx, std::size_t... K>
   auto lower_plain(Ctx& ctx, std::index_sequence<K...>) {
-    return std::make_tuple(lower_plain_one<K>(ctx)...);
-  }
-  template <std::size_t K, class Ctx>
-  auto lower_plain_one(Ctx& ctx) {
-    if constexpr (plain_output<K>) return cpu::lower(std::get<K>(outs_).expression, ctx);
-    else return std::monostate{};
+    return std::make_tuple(lower_output_if<plain_output<K>, K>(ctx)...);
   }
 
   template <class Ctx, std::size_t... K>
@@ -546,12 +522,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>> {
   }
   template <class Ctx, std::size_t... K>
   auto lower_candidates(Ctx& ctx, std::index_sequence<K...>) {
-    return std::make_tuple(lower_candidate_one<K>(ctx)...);
-  }
-  template <std::size_t K, class Ctx>
-  auto lower_candidate_one(Ctx& ctx) {
-    if constexpr (candidate_output<K>) return cpu::lower(std::get<K>(outs_).expression, ctx);
-    else return std::monostate{};
+    return std::make_tuple(lower_output_if<candidate_output<K>, K>(ctx)...);
   }
 
   // ------------------------------------------------------------ in place
@@ -576,7 +547,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>> {
     auto accept = [&](auto& ev, detail::byte_range target) {
       targets[n_targets++] = target;
       ev.for_each_leaf([&](auto& l) {
-        auto [a, b] = detail::leaf_range(l);
+        auto [a, b] = l.byte_range();
         if (n_reads < max_reads) reads[n_reads++] = {a, b};
         else reads_overflow = true;
       });

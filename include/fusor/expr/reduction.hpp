@@ -144,13 +144,11 @@ class reduce_node : public expression_base {
   bool keepdims_;
 };
 
-// Each reduction comes in five spellings:
+// Spellings shared by every reduction, argmax and argmin included:
 //   sum(x)                   all axes, rank 0
-//   sum(x, keepdims)         all axes, every axis kept with length 1
 //   sum(x, axis)             one run-time axis (negative counts from the end)
-//   sum(x, {0, 2})           several axes
 //   sum<Axis>(x)             one compile-time axis, checked against a static rank
-#define FUSOR_REDUCTION(NAME, OP)                                                                           \
+#define FUSOR_REDUCTION_COMMON(NAME, OP)                                                                    \
   template <class X>                                                                                        \
     requires(operand<X> && !element<std::remove_cvref_t<X>>)                                                \
   [[nodiscard]] auto NAME(X&& x) {                                                                          \
@@ -160,17 +158,33 @@ class reduce_node : public expression_base {
   }                                                                                                         \
   template <class X>                                                                                        \
     requires(operand<X> && !element<std::remove_cvref_t<X>>)                                                \
-  [[nodiscard]] auto NAME(X&& x, keepdims_t) {                                                              \
-    using A = as_expression_t<X>;                                                                           \
-    return reduce_node<OP, A, A::rank>(as_expression(std::forward<X>(x)), {}, 0, true);                     \
-  }                                                                                                         \
-  template <class X>                                                                                        \
-    requires(operand<X> && !element<std::remove_cvref_t<X>>)                                                \
   [[nodiscard]] auto NAME(X&& x, int axis) {                                                                \
     using A = as_expression_t<X>;                                                                           \
     static_assert(A::rank != 0, "fusor::" #NAME ": a rank-0 expression has no axis to reduce");             \
     return reduce_node<OP, A, (A::rank == dynamic_rank ? dynamic_rank : A::rank - 1)>(                      \
         as_expression(std::forward<X>(x)), {axis}, 1, false);                                               \
+  }                                                                                                         \
+  template <int Axis, class X>                                                                              \
+    requires(operand<X> && !element<std::remove_cvref_t<X>>)                                                \
+  [[nodiscard]] auto NAME(X&& x) {                                                                          \
+    using A = as_expression_t<X>;                                                                           \
+    static_assert(A::rank == dynamic_rank || (Axis >= -A::rank && Axis < A::rank),                          \
+                  "FUSOR_REDUCTION_AXIS_OUT_OF_RANGE: fusor::" #NAME "<Axis>: Axis must be in [-rank, rank) " \
+                  "of the reduced expression");                                                             \
+    return NAME(std::forward<X>(x), Axis);                                                                  \
+  }
+
+// Value reductions add:
+//   sum(x, keepdims)         all axes, every axis kept with length 1
+//   sum(x, axis, keepdims)   one axis, kept
+//   sum(x, {0, 2})           several axes
+#define FUSOR_REDUCTION(NAME, OP)                                                                           \
+  FUSOR_REDUCTION_COMMON(NAME, OP)                                                                          \
+  template <class X>                                                                                        \
+    requires(operand<X> && !element<std::remove_cvref_t<X>>)                                                \
+  [[nodiscard]] auto NAME(X&& x, keepdims_t) {                                                              \
+    using A = as_expression_t<X>;                                                                           \
+    return reduce_node<OP, A, A::rank>(as_expression(std::forward<X>(x)), {}, 0, true);                     \
   }                                                                                                         \
   template <class X>                                                                                        \
     requires(operand<X> && !element<std::remove_cvref_t<X>>)                                                \
@@ -188,15 +202,6 @@ class reduce_node : public expression_base {
     for (std::size_t i = 0; i < K; ++i) a[i] = axes[i];                                                     \
     return reduce_node<OP, A, (A::rank == dynamic_rank ? dynamic_rank : A::rank - static_cast<int>(K))>(   \
         as_expression(std::forward<X>(x)), a, static_cast<int>(K), false);                                  \
-  }                                                                                                         \
-  template <int Axis, class X>                                                                              \
-    requires(operand<X> && !element<std::remove_cvref_t<X>>)                                                \
-  [[nodiscard]] auto NAME(X&& x) {                                                                          \
-    using A = as_expression_t<X>;                                                                           \
-    static_assert(A::rank == dynamic_rank || (Axis >= -A::rank && Axis < A::rank),                          \
-                  "FUSOR_REDUCTION_AXIS_OUT_OF_RANGE: fusor::" #NAME "<Axis>: Axis must be in [-rank, rank) " \
-                  "of the reduced expression");                                                             \
-    return NAME(std::forward<X>(x), Axis);                                                                  \
   }
 
 FUSOR_REDUCTION(sum, red::sum)
@@ -204,37 +209,10 @@ FUSOR_REDUCTION(mean, red::mean)
 FUSOR_REDUCTION(prod, red::prod)
 FUSOR_REDUCTION(max, red::max)
 FUSOR_REDUCTION(min, red::min)
+/// argmax / argmin: over all elements (flat index, rank 0) or one axis.
+FUSOR_REDUCTION_COMMON(argmax, red::argmax)
+FUSOR_REDUCTION_COMMON(argmin, red::argmin)
 #undef FUSOR_REDUCTION
-
-/// argmax / argmin over all elements (flat index, rank 0) or one axis.
-#define FUSOR_ARG_REDUCTION(NAME, OP)                                                                       \
-  template <class X>                                                                                        \
-    requires(operand<X> && !element<std::remove_cvref_t<X>>)                                                \
-  [[nodiscard]] auto NAME(X&& x) {                                                                          \
-    using A = as_expression_t<X>;                                                                           \
-    return reduce_node<OP, A, (A::rank == dynamic_rank ? dynamic_rank : 0)>(as_expression(std::forward<X>(x)), \
-                                                                          {}, 0, false);                    \
-  }                                                                                                         \
-  template <class X>                                                                                        \
-    requires(operand<X> && !element<std::remove_cvref_t<X>>)                                                \
-  [[nodiscard]] auto NAME(X&& x, int axis) {                                                                \
-    using A = as_expression_t<X>;                                                                           \
-    static_assert(A::rank != 0, "fusor::" #NAME ": a rank-0 expression has no axis");                       \
-    return reduce_node<OP, A, (A::rank == dynamic_rank ? dynamic_rank : A::rank - 1)>(                      \
-        as_expression(std::forward<X>(x)), {axis}, 1, false);                                               \
-  }                                                                                                         \
-  template <int Axis, class X>                                                                              \
-    requires(operand<X> && !element<std::remove_cvref_t<X>>)                                                \
-  [[nodiscard]] auto NAME(X&& x) {                                                                          \
-    using A = as_expression_t<X>;                                                                           \
-    static_assert(A::rank == dynamic_rank || (Axis >= -A::rank && Axis < A::rank),                          \
-                  "FUSOR_REDUCTION_AXIS_OUT_OF_RANGE: fusor::" #NAME "<Axis>: Axis must be in [-rank, rank) " \
-                  "of the reduced expression");                                                             \
-    return NAME(std::forward<X>(x), Axis);                                                                  \
-  }
-
-FUSOR_ARG_REDUCTION(argmax, red::argmax)
-FUSOR_ARG_REDUCTION(argmin, red::argmin)
-#undef FUSOR_ARG_REDUCTION
+#undef FUSOR_REDUCTION_COMMON
 
 }  // namespace fusor
