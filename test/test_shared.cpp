@@ -3,7 +3,9 @@
 // shape rules (R22). Aliasing is checked by data address.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -142,6 +144,66 @@ TEST_CASE("scalars: rank 0, always copied (R9), exact-value rule for other dtype
   CHECK_THROWS_AS(strict.set_value(8.0), fusor::dtype_error);
   strict.set_value(std::int64_t{8});
   CHECK(strict.get_value() == 8);
+}
+
+TEST_CASE("exact-value rule at the edges of the ranges: refused without undefined behaviour") {
+  // INT_MAX rounds to 2^31 in float32, which int32 cannot hold: a raw cast
+  // back would be undefined. Refused, and the variable keeps its value.
+  auto f = fusor::shared(1.5f, "f");
+  CHECK_THROWS_AS(f.set_value(std::numeric_limits<std::int32_t>::max()), fusor::dtype_error);
+  CHECK_THROWS_AS(f.set_value(std::numeric_limits<std::int64_t>::max()), fusor::dtype_error);
+  CHECK_THROWS_AS(f.set_value(std::numeric_limits<std::uint64_t>::max()), fusor::dtype_error);
+  CHECK_THROWS_AS(f.set_value(std::numeric_limits<std::int32_t>::min() + 1), fusor::dtype_error);
+  CHECK(f.get_value() == 1.5f);
+  f.set_value(16777216);  // 2^24: exact in float32
+  CHECK(f.get_value() == 16777216.0f);
+  f.set_value(std::numeric_limits<std::int32_t>::min());  // -2^31: exact too
+  CHECK(f.get_value() == -2147483648.0f);
+  CHECK_THROWS_AS(f.set_value(16777217), fusor::dtype_error);
+  // Into an int32 variable from double: 2^31 - 1 is exact, 2^31 is not (a raw
+  // conversion of 2^31 to int32 would be undefined).
+  auto d = fusor::shared(0.0f, "d");
+  auto k = fusor::shared(std::int32_t{0}, "k");
+  k.set_value(2147483647.0);
+  CHECK(k.get_value() == std::numeric_limits<std::int32_t>::max());
+  CHECK_THROWS_AS(k.set_value(2147483648.0), fusor::dtype_error);
+  CHECK_THROWS_AS(k.set_value(-9.3e18), fusor::dtype_error);
+  CHECK(k.get_value() == std::numeric_limits<std::int32_t>::max());
+  auto big = fusor::shared(std::uint64_t{0}, "big");
+  big.set_value(9223372036854775808.0);  // 2^63 fits uint64 exactly
+  CHECK(big.get_value() == std::uint64_t{1} << 63);
+  CHECK_THROWS_AS(big.set_value(18446744073709551616.0), fusor::dtype_error);  // 2^64 does not
+  // A double NaN or infinity is exactly a float32 NaN or infinity.
+  d.set_value(std::numeric_limits<double>::infinity());
+  CHECK(d.get_value() == std::numeric_limits<float>::infinity());
+  d.set_value(std::numeric_limits<double>::quiet_NaN());
+  CHECK(std::isnan(d.get_value()));
+  // Integers: out of range, refused; -1 into uint8 too.
+  auto u = fusor::shared(std::uint8_t{3}, "u");
+  CHECK_THROWS_AS(u.set_value(-1), fusor::dtype_error);
+  CHECK_THROWS_AS(u.set_value(1e300), fusor::dtype_error);
+  CHECK_THROWS_AS(u.set_value(std::numeric_limits<double>::quiet_NaN()), fusor::dtype_error);
+  CHECK(u.get_value() == 3);
+  // The same rule for a C++ number given to a scalar<float> input.
+  fusor::scalar<float> x{"x"};
+  auto fn = fusor::function(fusor::inputs(x), fusor::outputs(x * 2.0f));
+  CHECK_THROWS_AS(fn(std::numeric_limits<std::int32_t>::max()), fusor::dtype_error);
+  CHECK(fn(3) == 6.0f);
+}
+
+TEST_CASE("conversions with allow_downcast follow astype without undefined behaviour") {
+  auto i = fusor::shared(std::int32_t{0}, {.name = "i", .allow_downcast = true});
+  i.set_value(1e300);  // out of every integer range: 0, as documented
+  CHECK(i.get_value() == 0);
+  i.set_value(-3.9);
+  CHECK(i.get_value() == -3);
+  i.set_value(4294967297.0);  // 2^32 + 1 through int64, wrapped to int32
+  CHECK(i.get_value() == 1);
+  auto u = fusor::shared(std::uint64_t{0}, {.name = "u", .allow_downcast = true});
+  u.set_value(1.8e19);  // within uint64 only
+  CHECK(u.get_value() == std::uint64_t(18000000000000000000ull));
+  u.set_value(-1.0);  // through int64, wrapped
+  CHECK(u.get_value() == std::numeric_limits<std::uint64_t>::max());
 }
 
 TEST_CASE("casting rules for arrays (R28, R29)") {
@@ -335,6 +397,13 @@ TEST_CASE("empty and one-element values") {
   CHECK(e.get_value() == xt::xarray<double>{5.});
   e.zero(fusor::borrow);
   CHECK(e.get_value()(0) == 0.);
+  // An empty borrowed value has no buffer at all (a null data pointer): zeroing
+  // it in place writes nothing and reads nothing.
+  xt::xarray<double> none(xt::xarray<double>::shape_type{0});
+  auto b = fusor::shared(none, fusor::borrow);
+  b.zero(fusor::borrow);
+  b.zero();
+  CHECK(b.shape() == fusor::dims{0});
 }
 
 TEST_CASE("handles share one variable (PyTensor clone, R12)") {

@@ -44,6 +44,7 @@ cpu::leaf<T> bind_value(const input<T, N>& in, dtype source, const dims& shape, 
     if (in.broadcastable(d) && shape[d] != 1)
       throw shape_error(who() + ": axis " + std::to_string(d) + " is broadcastable and must have length 1; received shape " +
                         shape.str());
+  if (!fits(shape, size_of(source))) throw shape_error(who() + ": received a value of " + too_large(shape, source));
   if (source == dtype_of<T>) return cpu::leaf<T>::contiguous(static_cast<const T*>(data), shape);
   return visit(source, [&](auto zero) {
     using S = decltype(zero);

@@ -420,6 +420,10 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>> {
     using E = out_element<K>;
     auto& r = std::get<K>(results);
     if constexpr (out_spec<K>::borrow) {
+      // The views handed out by earlier calls are stale from here on, before
+      // the first byte is rewritten: should this call fail later, they must
+      // not silently show its partial results.
+      std::get<K>(out_slots_).stamp->generation.fetch_add(1, std::memory_order_acq_rel);
       // A borrowed output reuses its buffer; memory that still fits is kept.
       auto& slot = std::get<K>(out_slots_).buffer;
       if (!slot.storage().data() || !(slot.shape() == shape)) {

@@ -264,7 +264,8 @@ class shared {
   {
     require_value("zero(borrow)");
     const auto& a = record_->storage();
-    std::memset(static_cast<void*>(a.mutable_data()), 0, a.bytes());
+    // An empty value may have no buffer at all: memset(nullptr, 0, 0) is undefined.
+    if (a.bytes() != 0) std::memset(static_cast<void*>(a.mutable_data()), 0, a.bytes());
     record_->written_in_place();
   }
 
@@ -306,6 +307,9 @@ class shared {
         if (record_->broadcastable(i) && d[i] != 1)
           throw shape_error(record_->describe() + ": axis " + std::to_string(i) +
                             " is broadcastable and must have length 1; received shape " + d.str());
+      // A registered type reports its own shape; one no array can have is refused.
+      if (!fits(d, sizeof(element_type_of<V>)))
+        throw shape_error(record_->describe() + ": received a value of " + too_large(d, dtype_of<element_type_of<V>>));
     }
   }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "fusor/core/config.hpp"
+#include "fusor/core/dtype.hpp"
 #include "fusor/core/errors.hpp"
 
 namespace fusor {
@@ -76,7 +77,35 @@ class dims {
   std::size_t rank_ = 0;
 };
 
-/// Row-major (C order) element strides of a shape.
+/// NumPy's limit on the size of an array, which fusor applies wherever extents
+/// are multiplied: the product of the non-zero extents times the element size
+/// must fit a signed 64-bit byte count. Within it every element count, byte
+/// count, stride and offset fusor computes (index_t included) is exact; a
+/// shape beyond it is refused with a shape_error, never wrapped modulo 2^64.
+/// (Zero extents are skipped so that an empty (0, 2^62, 4) is refused too: its
+/// strides would overflow.)
+inline constexpr std::uint64_t max_array_bytes = static_cast<std::uint64_t>(INT64_MAX);
+
+/// Whether `d`, with elements of `item` bytes, is within max_array_bytes.
+/// Checked without ever overflowing; cheap enough for every call.
+constexpr bool fits(const dims& d, std::size_t item = 1) noexcept {
+  std::uint64_t bytes = item;
+  for (std::size_t e : d) {
+    if (e == 0) continue;
+    if (bytes > max_array_bytes / e) return false;
+    bytes *= e;
+  }
+  return bytes <= max_array_bytes;
+}
+
+/// The message of a shape that fails fits(): "shape (...) of float64 is too
+/// large: ...". Built only on a refusal.
+inline std::string too_large(const dims& d, dtype t) {
+  return "shape " + d.str() + " of " + std::string(name(t)) +
+         " is too large: its size in bytes overflows a signed 64-bit integer (NumPy's limit, 2^63 - 1 bytes)";
+}
+
+/// Row-major (C order) element strides of a shape that fits().
 inline std::array<index_t, max_rank> c_strides(const dims& d) noexcept {
   std::array<index_t, max_rank> s{};
   index_t acc = 1;

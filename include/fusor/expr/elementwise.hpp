@@ -197,6 +197,8 @@ template <class A, class B>
 
 FUSOR_PROMOTING_FUNCTION(maximum, maximum)
 FUSOR_PROMOTING_FUNCTION(minimum, minimum)
+FUSOR_PROMOTING_FUNCTION(fmax, fmax)
+FUSOR_PROMOTING_FUNCTION(fmin, fmin)
 FUSOR_PROMOTING_FUNCTION(pow, power)
 #undef FUSOR_PROMOTING_FUNCTION
 

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "fusor/core/config.hpp"
+#include "fusor/core/wrapping.hpp"
 
 namespace fusor::fn {
 
@@ -34,12 +35,15 @@ using std::sqrt;
 using std::tan;
 using std::tanh;
 
-/// Integer and bool |x| without std::abs's int-only overload set surprises.
+/// Whether x is NaN, for scalars (false for integers, which have none).
+/// Batches use xsimd::isnan, found by argument-dependent lookup: xsimd's `!=`
+/// is an ordered comparison on AVX (NaN != NaN is false there) but not on
+/// SSE2, so `x != x` would give different answers on different machines.
 template <class T>
-  requires std::is_integral_v<T>
-FUSOR_INLINE T iabs(T x) {
-  if constexpr (std::is_signed_v<T>) return x < 0 ? T(-x) : x;
-  else return x;
+  requires std::is_arithmetic_v<T>
+FUSOR_INLINE bool isnan(const T& x) {
+  if constexpr (std::is_floating_point_v<T>) return x != x;
+  else return false;
 }
 
 #define FUSOR_BINARY_FUNCTOR(NAME, SYMBOL, EXPR)                  \
@@ -52,9 +56,23 @@ FUSOR_INLINE T iabs(T x) {
     }                                                              \
   };
 
-FUSOR_BINARY_FUNCTOR(plus, "+", a + b)
-FUSOR_BINARY_FUNCTOR(minus, "-", a - b)
-FUSOR_BINARY_FUNCTOR(multiplies, "*", a * b)
+// Integers wrap modulo 2^n, as NumPy's do (core/wrapping.hpp); bool keeps
+// C++'s operators (+ is a logical or, * a logical and, as in NumPy).
+#define FUSOR_WRAPPING_FUNCTOR(NAME, SYMBOL, OP, WRAPPED)          \
+  struct NAME {                                                    \
+    static constexpr const char* symbol = SYMBOL;                  \
+    static constexpr bool infix = true;                            \
+    template <class A>                                             \
+    FUSOR_INLINE auto operator()(const A& a, const A& b) const {   \
+      if constexpr (wrapping::wraps<A>) return WRAPPED(a, b);      \
+      else return a OP b;                                          \
+    }                                                              \
+  };
+FUSOR_WRAPPING_FUNCTOR(plus, "+", +, wrapping::add)
+FUSOR_WRAPPING_FUNCTOR(minus, "-", -, wrapping::sub)
+FUSOR_WRAPPING_FUNCTOR(multiplies, "*", *, wrapping::mul)
+#undef FUSOR_WRAPPING_FUNCTOR
+
 FUSOR_BINARY_FUNCTOR(divides, "/", a / b)
 FUSOR_BINARY_FUNCTOR(equal, "==", a == b)
 FUSOR_BINARY_FUNCTOR(not_equal, "!=", a != b)
@@ -93,10 +111,27 @@ struct modulus {
     FUSOR_INLINE auto operator()(const A& a, const A& b) const BODY     \
   };
 
-FUSOR_NAMED_BINARY(maximum, { return select(a < b, b, a); })
-FUSOR_NAMED_BINARY(minimum, { return select(b < a, b, a); })
-FUSOR_NAMED_BINARY(power, { return pow(a, b); })
+// NaN propagates from either side (NumPy's maximum / minimum), whatever the
+// instruction set: a NaN `b` is chosen explicitly, a NaN `a` because no
+// comparison with it holds.
+FUSOR_NAMED_BINARY(maximum, { return select((a < b) | isnan(b), b, a); })
+FUSOR_NAMED_BINARY(minimum, { return select((b < a) | isnan(b), b, a); })
+// NaN is ignored unless both are NaN (NumPy's fmax / fmin).
+FUSOR_NAMED_BINARY(fmax, { return select((a < b) | isnan(a), b, a); })
+FUSOR_NAMED_BINARY(fmin, { return select((b < a) | isnan(a), b, a); })
 #undef FUSOR_NAMED_BINARY
+
+/// pow(a, b). Integers: exact exponentiation modulo 2^n (a negative exponent
+/// is refused before the kernel runs, as NumPy refuses it); floats: pow.
+struct power {
+  static constexpr const char* symbol = "pow";
+  static constexpr bool infix = false;
+  template <class A>
+  FUSOR_INLINE auto operator()(const A& a, const A& b) const {
+    if constexpr (wrapping::wraps<A>) return wrapping::pow(a, b);
+    else return pow(a, b);
+  }
+};
 
 // Functor names carry an _op suffix where the plain name is the math function
 // they call: an unqualified call must find the function (and, for batches,
@@ -108,7 +143,10 @@ FUSOR_NAMED_BINARY(power, { return pow(a, b); })
     FUSOR_INLINE auto operator()(const A& x) const BODY      \
   };
 
-FUSOR_UNARY_FUNCTOR(negate, "-", { return -x; })
+FUSOR_UNARY_FUNCTOR(negate, "-", {
+  if constexpr (wrapping::wraps<A>) return wrapping::neg(x);
+  else return -x;
+})
 FUSOR_UNARY_FUNCTOR(logical_not, "!", { return !x; })
 FUSOR_UNARY_FUNCTOR(sqrt_op, "sqrt", { return sqrt(x); })
 FUSOR_UNARY_FUNCTOR(exp_op, "exp", { return exp(x); })
@@ -125,7 +163,7 @@ struct absolute {
   static constexpr const char* symbol = "abs";
   template <class A>
   FUSOR_INLINE A operator()(const A& x) const {
-    if constexpr (std::is_integral_v<A>) return iabs(x);
+    if constexpr (std::is_integral_v<A>) return wrapping::abs(x);
     else return abs(x);
   }
 };

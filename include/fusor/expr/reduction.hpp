@@ -1,8 +1,9 @@
 // fusor/expr/reduction.hpp — reductions (sum, mean, prod, max, min, argmax,
-// argmin) over one axis, several axes or all, with keepdims. A reduction is
-// fused with the elementwise expression it reduces (no temporary for the
-// operand); when its result feeds an elementwise consumer it is materialised
-// first, so `Y / sum(Y)` is computed right even into Y.
+// argmin, and the NaN-ignoring nansum, nanmean, nanmax, nanmin) over one
+// axis, several axes or all, with keepdims. A reduction is fused with the
+// elementwise expression it reduces (no temporary for the operand); when its
+// result feeds an elementwise consumer it is materialised first, so
+// `Y / sum(Y)` is computed right even into Y.
 #pragma once
 
 #include <array>
@@ -24,34 +25,44 @@ struct keepdims_t {
 inline constexpr keepdims_t keepdims{};
 
 namespace red {
-// Accumulation rules. `identity` starts the accumulator; `combine` works on
-// scalars and, through the backend, on SIMD batches.
-struct sum {
+// Accumulation rules. `identity` starts the accumulator; `element` is applied
+// to each operand element as it enters (nansum drops NaN there); `combine`
+// merges an element or another accumulator into an accumulator. All three work
+// on scalars and, through the backend, on SIMD batches.
+struct rule {
+  template <class T>
+  FUSOR_INLINE static T element(const T& x) { return x; }
+  /// Whether a zero-size reduction is an error (no identity, as in NumPy).
+  static constexpr bool needs_elements = false;
+};
+struct sum : rule {
   static constexpr const char* name = "sum";
   template <class T>
   static constexpr T identity() noexcept { return T(0); }
   template <class T>
-  FUSOR_INLINE static T combine(const T& a, const T& b) { return a + b; }
+  FUSOR_INLINE static T combine(const T& a, const T& b) { return fn::plus{}(a, b); }  // integers wrap
 };
-struct prod {
+struct prod : rule {
   static constexpr const char* name = "prod";
   template <class T>
   static constexpr T identity() noexcept { return T(1); }
   template <class T>
-  FUSOR_INLINE static T combine(const T& a, const T& b) { return a * b; }
+  FUSOR_INLINE static T combine(const T& a, const T& b) { return fn::multiplies{}(a, b); }
 };
-struct max {
+struct max : rule {
   static constexpr const char* name = "max";
+  static constexpr bool needs_elements = true;
   template <class T>
   static constexpr T identity() noexcept {
     if constexpr (std::numeric_limits<T>::has_infinity) return -std::numeric_limits<T>::infinity();
     else return std::numeric_limits<T>::lowest();
   }
   template <class T>
-  FUSOR_INLINE static T combine(const T& a, const T& b) { return fn::maximum{}(a, b); }
+  FUSOR_INLINE static T combine(const T& a, const T& b) { return fn::maximum{}(a, b); }  // NaN propagates
 };
-struct min {
+struct min : rule {
   static constexpr const char* name = "min";
+  static constexpr bool needs_elements = true;
   template <class T>
   static constexpr T identity() noexcept {
     if constexpr (std::numeric_limits<T>::has_infinity) return std::numeric_limits<T>::infinity();
@@ -63,6 +74,52 @@ struct min {
 /// sum, then divided by the number of reduced elements.
 struct mean : sum {
   static constexpr const char* name = "mean";
+};
+/// max / min ignoring NaN (NumPy's nanmax / nanmin). The identity of a float
+/// is NaN, which fmax drops as soon as a number arrives: a slice of NaN only
+/// stays NaN, as NumPy returns it.
+struct nanmax : max {
+  static constexpr const char* name = "nanmax";
+  template <class T>
+  static constexpr T identity() noexcept {
+    if constexpr (std::numeric_limits<T>::has_quiet_NaN) return std::numeric_limits<T>::quiet_NaN();
+    else return max::identity<T>();
+  }
+  template <class T>
+  FUSOR_INLINE static T combine(const T& a, const T& b) { return fn::fmax{}(a, b); }
+};
+struct nanmin : min {
+  static constexpr const char* name = "nanmin";
+  template <class T>
+  static constexpr T identity() noexcept {
+    if constexpr (std::numeric_limits<T>::has_quiet_NaN) return std::numeric_limits<T>::quiet_NaN();
+    else return min::identity<T>();
+  }
+  template <class T>
+  FUSOR_INLINE static T combine(const T& a, const T& b) { return fn::fmin{}(a, b); }
+};
+/// sum with NaN counted as zero (NumPy's nansum).
+struct nansum : sum {
+  static constexpr const char* name = "nansum";
+  template <class T>
+  FUSOR_INLINE static T element(const T& x) {
+    using fn::isnan, fn::select;  // unqualified: batches find xsimd's by argument-dependent lookup
+    return select(isnan(x), T(0), x);
+  }
+};
+/// nansum divided by the number of elements that are not NaN (NumPy's
+/// nanmean; a slice of NaN gives NaN).
+struct nanmean : nansum {
+  static constexpr const char* name = "nanmean";
+};
+/// How many elements are not NaN: what nanmean divides by.
+struct count_numbers : sum {
+  static constexpr const char* name = "count";
+  template <class T>
+  FUSOR_INLINE static T element(const T& x) {
+    using fn::isnan, fn::select;
+    return select(isnan(x), T(0), T(1));
+  }
 };
 /// Index of the first maximum / minimum along the axis (flat index for all).
 struct argmax {
@@ -93,9 +150,14 @@ template <element T>
   requires(std::is_integral_v<T>)
 struct reduction_result<red::prod, T> : reduction_result<red::sum, T> {};
 template <element T>
+  requires(std::is_integral_v<T>)
+struct reduction_result<red::nansum, T> : reduction_result<red::sum, T> {};
+template <element T>
 struct reduction_result<red::mean, T> {
   using type = std::conditional_t<std::is_floating_point_v<T>, T, double>;
 };
+template <element T>
+struct reduction_result<red::nanmean, T> : reduction_result<red::mean, T> {};
 template <element T>
 struct reduction_result<red::argmax, T> {
   using type = std::int64_t;
@@ -209,6 +271,10 @@ FUSOR_REDUCTION(mean, red::mean)
 FUSOR_REDUCTION(prod, red::prod)
 FUSOR_REDUCTION(max, red::max)
 FUSOR_REDUCTION(min, red::min)
+FUSOR_REDUCTION(nansum, red::nansum)
+FUSOR_REDUCTION(nanmean, red::nanmean)
+FUSOR_REDUCTION(nanmax, red::nanmax)
+FUSOR_REDUCTION(nanmin, red::nanmin)
 /// argmax / argmin: over all elements (flat index, rank 0) or one axis.
 FUSOR_REDUCTION_COMMON(argmax, red::argmax)
 FUSOR_REDUCTION_COMMON(argmin, red::argmin)

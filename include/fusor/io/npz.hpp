@@ -73,7 +73,7 @@ class npz_reader {
     int code = 0;
     // ZIP_CHECKCONS: cross-check the central directory against the local
     // headers, as befits a file that may have been crafted.
-    zip_ = zip_open(file.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code);
+    zip_.reset(zip_open(file.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
     if (!zip_) {
       // With ZIP_CHECKCONS and no ZIP_EXCL, libzip reports ZIP_ER_EXISTS only
       // for a central directory that names two entries alike; say so plainly.
@@ -82,10 +82,11 @@ class npz_reader {
                            "meant is ambiguous");
       npy::fail(quoted_, "not a valid .npz (zip) archive: " + libzip_error(code));
     }
-    const zip_int64_t n = zip_get_num_entries(zip_, 0);
+    const zip_int64_t n = zip_get_num_entries(zip_.get(), 0);
     for (zip_int64_t i = 0; i < n; ++i) {
-      const char* entry = zip_get_name(zip_, static_cast<zip_uint64_t>(i), 0);
-      if (!entry) npy::fail(quoted_, "cannot read the name of entry #" + std::to_string(i) + ": " + zip_strerror(zip_));
+      const char* entry = zip_get_name(zip_.get(), static_cast<zip_uint64_t>(i), 0);
+      if (!entry)
+        npy::fail(quoted_, "cannot read the name of entry #" + std::to_string(i) + ": " + zip_strerror(zip_.get()));
       if (!index_.emplace(entry, static_cast<zip_uint64_t>(i)).second)
         npy::fail(quoted_, "the archive holds two entries named '" + npy::detail::excerpt(entry, 0, 256) +
                                "', so which one is meant is ambiguous");
@@ -93,7 +94,6 @@ class npz_reader {
   }
   npz_reader(const npz_reader&) = delete;
   npz_reader& operator=(const npz_reader&) = delete;
-  ~npz_reader() { zip_discard(zip_); }  // read-only: nothing to write back
 
   /// Entry names, in name order.
   const std::map<std::string, zip_uint64_t>& entries() const noexcept { return index_; }
@@ -125,10 +125,10 @@ class npz_reader {
     if (found == index_.end()) npy::fail(quoted_, "it has no entry '" + entry + "' (" + entry_list() + ")");
     zip_stat_t st;
     zip_stat_init(&st);
-    if (zip_stat_index(zip_, found->second, 0, &st) != 0) npy::fail(at, zip_strerror(zip_));
+    if (zip_stat_index(zip_.get(), found->second, 0, &st) != 0) npy::fail(at, zip_strerror(zip_.get()));
     if (!(st.valid & ZIP_STAT_SIZE)) npy::fail(at, "the archive does not record its size");
-    std::unique_ptr<zip_file_t, file_closer> f(zip_fopen_index(zip_, found->second, 0));
-    if (!f) npy::fail(at, zip_strerror(zip_));
+    std::unique_ptr<zip_file_t, file_closer> f(zip_fopen_index(zip_.get(), found->second, 0));
+    if (!f) npy::fail(at, zip_strerror(zip_.get()));
     source src{f.get(), at};
     return npy::read(src, st.size, at);
   }
@@ -152,8 +152,15 @@ class npz_reader {
     }
   };
 
+  /// Read-only: discarding writes nothing back. Owned from the moment it is
+  /// opened, so that a constructor that throws afterwards (a bad entry name,
+  /// an allocation) closes the archive and its file descriptor.
+  struct archive_discarder {
+    void operator()(zip_t* z) const noexcept { zip_discard(z); }
+  };
+
   std::string quoted_;
-  zip_t* zip_ = nullptr;
+  std::unique_ptr<zip_t, archive_discarder> zip_;
   std::map<std::string, zip_uint64_t> index_;
 };
 

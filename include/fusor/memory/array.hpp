@@ -24,6 +24,7 @@ class array {
 
   /// Fresh fusor-owned storage for `shape`; contents uninitialised.
   static array allocate(const dims& shape, memory_space space = host) {
+    if (!fits(shape, sizeof(E))) throw shape_error("fusor: cannot allocate an array of " + too_large(shape, dtype_of<E>));
     return array(buffer::allocate(shape.elements() * sizeof(E), space), shape);
   }
 

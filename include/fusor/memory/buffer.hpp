@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "fusor/core/config.hpp"
+#include "fusor/core/dims.hpp"
 #include "fusor/core/errors.hpp"
 #include "fusor/memory/space.hpp"
 
@@ -27,13 +28,15 @@ namespace detail {
 template <class T>
 inline constexpr char type_tag = 0;
 
-struct aligned_free {
-  void operator()(void* p) const noexcept { std::free(p); }
+/// fusor allocates through the global aligned operator new, so that a program
+/// that replaces it (to count, pool or fail allocations) sees every byte
+/// fusor takes, and an out-of-memory is std::bad_alloc.
+struct aligned_delete {
+  void operator()(void* p) const noexcept { ::operator delete(p, std::align_val_t{alignment}); }
 };
 
-/// Rounds a request up to whole cache lines: aligned_alloc needs a multiple of
-/// the alignment, and the padding lets a SIMD loop finish without a scalar tail
-/// on fusor-owned memory.
+/// Rounds a request up to whole cache lines: the padding lets a SIMD loop
+/// finish without a scalar tail on fusor-owned memory.
 constexpr std::size_t padded_bytes(std::size_t bytes) noexcept {
   const std::size_t n = bytes == 0 ? alignment : bytes;
   return (n + alignment - 1) / alignment * alignment;
@@ -50,10 +53,13 @@ class buffer {
     if (space.kind != space_kind::host)
       throw space_error("fusor: cannot allocate " + std::to_string(bytes) + " bytes in memory space '" +
                         space.str() + "': this build of fusor has no CUDA backend");
-    void* p = std::aligned_alloc(alignment, detail::padded_bytes(bytes));
-    if (!p) throw std::bad_alloc();
+    if (bytes > max_array_bytes)
+      throw shape_error("fusor: cannot allocate " + std::to_string(bytes) +
+                        " bytes: more than an array may hold (2^63 - 1 bytes)");
+    void* p = ::operator new(detail::padded_bytes(bytes), std::align_val_t{alignment});
     buffer b;
-    b.keep_ = std::shared_ptr<void>(p, detail::aligned_free{});
+    // If making the control block throws, the deleter runs: nothing leaks.
+    b.keep_ = std::shared_ptr<void>(p, detail::aligned_delete{});
     b.data_ = static_cast<std::byte*>(p);
     b.bytes_ = bytes;
     b.space_ = space;

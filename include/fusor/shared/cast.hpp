@@ -16,16 +16,22 @@ namespace fusor {
 
 /// Converts one element as numpy's astype does, without C++'s undefined
 /// behaviour: integers wrap modulo 2^n (C++20), floats are truncated toward
-/// zero, and a float that does not fit the target integer becomes the result
-/// of going through int64 (or 0 for NaN and values outside int64).
+/// zero; a float within the target's range converts exactly, one outside it
+/// becomes the result of going through int64 (what x86-64 NumPy gives), and
+/// NaN or a value outside int64 becomes 0. (C++ leaves a float-to-integer
+/// conversion out of range undefined; these are all defined.)
 template <element Dst, element Src>
 constexpr Dst convert_element(Src v) noexcept {
   if constexpr (std::is_same_v<Dst, bool>) {
     return v != Src(0);
   } else if constexpr (std::is_floating_point_v<Src> && std::is_integral_v<Dst>) {
     if (!(v == v)) return Dst(0);
-    if (v >= Src(-9.2233720368547758e18) && v < Src(9.2233720368547758e18))
-      return static_cast<Dst>(static_cast<std::int64_t>(v));
+    // 2^63 and 2^64 are exact in every float type; compare against them.
+    constexpr Src two63 = Src(9223372036854775808.0), two64 = Src(18446744073709551616.0);
+    if constexpr (std::is_unsigned_v<Dst> && sizeof(Dst) == 8) {
+      if (v >= two63 && v < two64) return static_cast<Dst>(v);  // only uint64 reaches past int64
+    }
+    if (v >= -two63 && v < two63) return static_cast<Dst>(static_cast<std::int64_t>(v));
     return Dst(0);
   } else {
     return static_cast<Dst>(v);
@@ -63,8 +69,13 @@ void check_cast(const std::string& who, const Src* src, std::size_t n, bool scal
                         std::string(name(from)));
     if (policy.allow_downcast || can_cast_safely(from, to)) return;
     if (scalar_source && n == 1) {
+      // Exact when the value survives the round trip. Both directions go
+      // through convert_element: a raw cast back would be undefined for a value
+      // the target rounded out of the source's range (INT_MAX -> 2^31f -> int).
       const Dst converted = convert_element<Dst>(src[0]);
-      if (static_cast<Src>(converted) == src[0] && convert_element<Src>(converted) == src[0]) return;
+      if (convert_element<Src>(converted) == src[0]) return;
+      if constexpr (std::is_floating_point_v<Src> && std::is_floating_point_v<Dst>)
+        if (src[0] != src[0]) return;  // NaN is NaN in every float type
       throw dtype_error(who + " (dtype " + std::string(name(to)) + ") cannot store accurately the value " +
                         detail::value_text(src[0]) + ": it would be represented as " +
                         detail::value_text(converted) + ". Convert the value explicitly, or create the variable "

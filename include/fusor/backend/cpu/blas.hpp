@@ -8,6 +8,8 @@
 #include <xtensor/xadapt.hpp>
 #include <xtensor-blas/xblas.hpp>
 
+#include "fusor/expr/functors.hpp"
+
 namespace fusor::cpu {
 
 /// C[m x k] = op(A) * op(B) with op(A) m x n and op(B) n x k, all contiguous
@@ -29,11 +31,15 @@ void matmul(const E* a, const E* b, E* c, std::size_t m, std::size_t n, std::siz
     auto C = xt::adapt(c, m * k, xt::no_ownership(), shape2{m, k});
     xt::blas::gemm(A, B, C, trans_a, trans_b);
   } else {
+    // Integers wrap modulo 2^n, as NumPy's dot does (bool: or of ands).
+    const fn::plus add;
+    const fn::multiplies mul;
     for (std::size_t i = 0; i < m; ++i)
       for (std::size_t j = 0; j < k; ++j) {
         E acc = E(0);
         for (std::size_t p = 0; p < n; ++p)
-          acc = static_cast<E>(acc + (trans_a ? a[p * m + i] : a[i * n + p]) * (trans_b ? b[j * n + p] : b[p * k + j]));
+          acc = static_cast<E>(add(acc, static_cast<E>(mul((trans_a ? a[p * m + i] : a[i * n + p]),
+                                                           (trans_b ? b[j * n + p] : b[p * k + j])))));
         c[i * k + j] = acc;
       }
   }

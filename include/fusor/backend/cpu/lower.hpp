@@ -106,6 +106,32 @@ scalar_leaf<E> lower(const constant<E>& n, Ctx&) {
   return scalar_leaf<E>{n.value(), {}};
 }
 
+namespace detail {
+/// NumPy refuses integers to negative integer powers; so does fusor, before
+/// any kernel writes: the exponent's minimum is found by a fused reduction over
+/// it (a constant is just read). Unsigned exponents need no check.
+template <class Node, class Ev>
+void refuse_negative_exponent(const Node& n, const Ev& exponent) {
+  using R = typename Node::value_type;
+  R lowest{};
+  if constexpr (is_scalar_leaf_v<Ev>) {
+    lowest = convert_element<R>(exponent.value);
+  } else {
+    cast_eval<R, Ev> e{exponent};  // the exponent as the power computes it
+    const dims in = e.shape();
+    if (in.elements() == 0) return;
+    dims one;
+    for (std::size_t d = 0; d < in.rank(); ++d) one.push_back(1);
+    reduce_into<red::min, R>(&lowest, one, in, e, n.str());
+  }
+  if (lowest < R(0))
+    throw value_error(n.str() + ": integers to negative integer powers are not allowed (an exponent is " +
+                      std::to_string(lowest) + "), as in NumPy; compute in floating point instead, e.g. "
+                      "pow(cast<double>(base), exponent)");
+}
+
+}  // namespace detail
+
 template <class Ctx, class F, class R, class... C, class... A>
 auto lower(const map_node<F, R, type_list<C...>, A...>& n, Ctx& ctx) {
   using Ev = map_eval<F, R, type_list<C...>, decltype(lower(std::declval<const A&>(), ctx))...>;
@@ -131,7 +157,10 @@ auto lower(const map_node<F, R, type_list<C...>, A...>& n, Ctx& ctx) {
             ...);
       },
       ev.children);
+  if (!fits(shape)) throw shape_error(n.str() + ": the broadcast " + too_large(shape, dtype_of<R>));
   ev.out_shape = shape;
+  if constexpr (std::is_same_v<F, fn::power> && std::is_signed_v<R> && std::is_integral_v<R>)
+    detail::refuse_negative_exponent(n, std::get<1>(ev.children));
   return ev;
 }
 
@@ -177,7 +206,13 @@ auto lower(const reduce_node<Op, A, R>& n, Ctx& ctx) {
   }
   const std::size_t slot = ctx.ws().mark();
   V* out = ctx.ws().template allocate<V>(keep.elements());
-  if constexpr (std::is_same_v<Op, red::argmax> || std::is_same_v<Op, red::argmin>) {
+  if constexpr (std::is_same_v<Op, red::nanmean>) {
+    double* counts = ctx.ws().template allocate<double>(keep.elements());
+    using E = typename decltype(ev)::value_type;
+    profiled(
+        ctx, [&] { return n.str(); }, double(in.elements() * sizeof(E) * 2 + keep.elements() * sizeof(V)),
+        [&] { reduce_into<Op, V>(out, keep, in, ev, n.str(), counts); });
+  } else if constexpr (std::is_same_v<Op, red::argmax> || std::is_same_v<Op, red::argmin>) {
     using E = typename decltype(ev)::value_type;
     E* best = ctx.ws().template allocate<E>(keep.elements());
     const int axis = n.all_axes() ? -1 : detail::normalise_axis(n.axis(0), in.rank(), n.str());
@@ -225,9 +260,9 @@ template <class Ctx, class A, int N>
 auto lower(const reshape_node<A, N>& n, Ctx& ctx) {
   auto view = materialize(lower(n.arg(), ctx), ctx);  // contiguous
   const std::size_t total = view.view_shape.elements();
+  using V = typename decltype(view)::value_type;
   dims shape;
   int infer = -1;
-  std::size_t known = 1;
   for (int i = 0; i < N; ++i) {
     const index_t e = n.extent(i);
     if (e == -1) {
@@ -238,9 +273,13 @@ auto lower(const reshape_node<A, N>& n, Ctx& ctx) {
       throw shape_error(n.str() + ": negative extent " + std::to_string(e));
     } else {
       shape.push_back(static_cast<std::size_t>(e));
-      known *= static_cast<std::size_t>(e);
     }
   }
+  // The requested shape must be a possible array before its element count
+  // means anything: a product taken modulo 2^64 would accept (2^62 + 1, 4) for
+  // four elements.
+  if (!fits(shape, sizeof(V))) throw shape_error(n.str() + ": " + too_large(shape, dtype_of<V>));
+  const std::size_t known = shape.elements();  // with the -1 extent counted as 1
   if (infer >= 0) {
     if (known == 0 || total % known != 0)
       throw shape_error(n.str() + ": cannot reshape " + view.view_shape.str() + " (" + std::to_string(total) +
@@ -250,7 +289,7 @@ auto lower(const reshape_node<A, N>& n, Ctx& ctx) {
     throw shape_error(n.str() + ": cannot reshape an operand of shape " + view.view_shape.str() + " (" +
                       std::to_string(total) + " elements) into " + shape.str());
   }
-  return leaf<typename decltype(view)::value_type>::contiguous(view.data, shape);
+  return leaf<V>::contiguous(view.data, shape);
 }
 
 template <class Ctx, class A, class B>
@@ -291,6 +330,7 @@ auto lower(const dot_node<A, B>& n, Ctx& ctx) {
   dims result;
   if (sa.rank() == 2) result.push_back(m);
   if (sb.rank() == 2) result.push_back(k);
+  if (!fits(result, sizeof(V))) throw shape_error(n.str() + ": the result's " + too_large(result, dtype_of<V>));
   const std::size_t slot = ctx.ws().mark();
   V* out = ctx.ws().template allocate<V>(m * k);
   profiled(

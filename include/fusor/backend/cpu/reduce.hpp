@@ -13,6 +13,12 @@
 namespace fusor::cpu {
 
 namespace detail {
+/// Element i of the current row, entering an accumulator of type R.
+template <class Op, class R, class Ev>
+FUSOR_INLINE R element_at(const Ev& ev, std::size_t i) {
+  return Op::element(static_cast<R>(ev.scalar(static_cast<index_t>(i))));
+}
+
 template <class Op, class R, class Ev>
 R reduce_row(const Ev& ev, std::size_t n) {
   R acc = Op::template identity<R>();
@@ -23,36 +29,43 @@ R reduce_row(const Ev& ev, std::size_t n) {
       // Four independent accumulators hide the add latency.
       batch<R> a0(acc), a1(acc), a2(acc), a3(acc);
       for (; i + 4 * w <= n; i += 4 * w) {
-        a0 = Op::combine(a0, ev.template load<xsimd::unaligned_mode>(static_cast<index_t>(i)));
-        a1 = Op::combine(a1, ev.template load<xsimd::unaligned_mode>(static_cast<index_t>(i + w)));
-        a2 = Op::combine(a2, ev.template load<xsimd::unaligned_mode>(static_cast<index_t>(i + 2 * w)));
-        a3 = Op::combine(a3, ev.template load<xsimd::unaligned_mode>(static_cast<index_t>(i + 3 * w)));
+        a0 = Op::combine(a0, Op::element(ev.template load<xsimd::unaligned_mode>(static_cast<index_t>(i))));
+        a1 = Op::combine(a1, Op::element(ev.template load<xsimd::unaligned_mode>(static_cast<index_t>(i + w))));
+        a2 = Op::combine(a2, Op::element(ev.template load<xsimd::unaligned_mode>(static_cast<index_t>(i + 2 * w))));
+        a3 = Op::combine(a3, Op::element(ev.template load<xsimd::unaligned_mode>(static_cast<index_t>(i + 3 * w))));
       }
       acc = horizontal<Op>(Op::combine(Op::combine(a0, a1), Op::combine(a2, a3)));
     }
     for (; i + w <= n; i += w)
-      acc = Op::combine(acc, horizontal<Op>(ev.template load<xsimd::unaligned_mode>(static_cast<index_t>(i))));
+      acc = Op::combine(
+          acc, horizontal<Op>(Op::element(ev.template load<xsimd::unaligned_mode>(static_cast<index_t>(i)))));
   }
-  for (; i < n; ++i) acc = Op::combine(acc, static_cast<R>(ev.scalar(static_cast<index_t>(i))));
+  for (; i < n; ++i) acc = Op::combine(acc, element_at<Op, R>(ev, i));
   return acc;
 }
 }  // namespace detail
 
 /// Reduces `ev` (shape `in`) into `out`, whose shape `keep` is `in` with the
 /// reduced axes set to 1. `what` names the reduction in error messages.
+/// nanmean needs `counts`, scratch space for keep.elements() doubles (from the
+/// workspace, so that a steady-state call allocates nothing).
 template <class Op, class R, class Ev>
-void reduce_into(R* out, const dims& keep, const dims& in, Ev& ev, const std::string& what) {
+void reduce_into(R* out, const dims& keep, const dims& in, Ev& ev, const std::string& what,
+                 double* counts = nullptr) {
+  constexpr bool is_mean = std::is_same_v<Op, red::mean> || std::is_same_v<Op, red::nanmean>;
   const std::size_t nout = keep.elements();
   std::fill(out, out + nout, Op::template identity<R>());
   if (in.elements() == 0) {
-    if constexpr (std::is_same_v<Op, red::max> || std::is_same_v<Op, red::min>) {
+    if constexpr (Op::needs_elements) {
       if (nout != 0)
         throw value_error(what + ": zero-size reduction has no identity (shape " + in.str() + ")");
     }
-    if constexpr (std::is_same_v<Op, red::mean>)
-      std::fill(out, out + nout, std::numeric_limits<R>::quiet_NaN());
+    if constexpr (is_mean) std::fill(out, out + nout, std::numeric_limits<R>::quiet_NaN());
     return;
   }
+  // nanmean counts the numbers of each slice in a second pass over the same
+  // (unmodified) evaluator.
+  [[maybe_unused]] const Ev unbroadcast = ev;
   ev.broadcast_to(in);
   std::array<index_t, max_rank> acc = c_strides(keep);
   for (std::size_t d = 0; d < in.rank(); ++d)
@@ -72,7 +85,7 @@ void reduce_into(R* out, const dims& keep, const dims& in, Ev& ev, const std::st
         part = detail::reduce_row<Op, R>(ev, n);
       } else {
         part = Op::template identity<R>();
-        for (std::size_t i = 0; i < n; ++i) part = Op::combine(part, static_cast<R>(ev.scalar(static_cast<index_t>(i))));
+        for (std::size_t i = 0; i < n; ++i) part = Op::combine(part, detail::element_at<Op, R>(ev, i));
       }
       *row = Op::combine(*row, part);
     } else {
@@ -81,19 +94,25 @@ void reduce_into(R* out, const dims& keep, const dims& in, Ev& ev, const std::st
         if (vectorise) {
           constexpr std::size_t w = batch<R>::size;
           for (; i + w <= n; i += w) {
-            const auto v = ev.template load<xsimd::unaligned_mode>(static_cast<index_t>(i));
+            const auto v = Op::element(ev.template load<xsimd::unaligned_mode>(static_cast<index_t>(i)));
             Op::combine(batch<R>::load_unaligned(row + i), v).store_unaligned(row + i);
           }
         }
       }
       for (; i < n; ++i)
         row[i * static_cast<std::size_t>(acc_inner)] =
-            Op::combine(row[i * static_cast<std::size_t>(acc_inner)], static_cast<R>(ev.scalar(static_cast<index_t>(i))));
+            Op::combine(row[i * static_cast<std::size_t>(acc_inner)], detail::element_at<Op, R>(ev, i));
     }
   });
   if constexpr (std::is_same_v<Op, red::mean>) {
     const R count = static_cast<R>(in.elements() / nout);
     for (std::size_t i = 0; i < nout; ++i) out[i] /= count;
+  } else if constexpr (std::is_same_v<Op, red::nanmean>) {
+    // Counted in double: exact up to 2^53 elements per slice, where a float32
+    // count would stop at 2^24.
+    cast_eval<double, Ev> numbers{unbroadcast};
+    reduce_into<red::count_numbers, double>(counts, keep, in, numbers, what);
+    for (std::size_t i = 0; i < nout; ++i) out[i] = static_cast<R>(out[i] / counts[i]);
   }
 }
 

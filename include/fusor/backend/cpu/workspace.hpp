@@ -30,6 +30,9 @@ class workspace {
   /// Uninitialised, 64-byte-aligned storage for `n` elements of E.
   template <class E>
   E* allocate(std::size_t n) {
+    if (n > max_array_bytes / sizeof(E))
+      throw shape_error("fusor: a temporary of " + std::to_string(n) + " elements of " + std::to_string(sizeof(E)) +
+                        " bytes is too large: its size in bytes overflows a signed 64-bit integer");
     const std::size_t bytes = n * sizeof(E);
     if (next_ == slots_.size()) {
       slots_.push_back(buffer::allocate(bytes));
