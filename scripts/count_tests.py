@@ -3,9 +3,10 @@
 
 Reads DIR/meson-logs/testlog.json for each build directory given. A doctest
 executable counts its own test cases (from its summary line); any other test
-(compile-fail, interop, install) counts as one case. Prints, as the last line,
-`N passed, N failed, N skipped`. A crashed doctest executable counts one failure
-on top of what it reported.
+(compile-fail, interop, install, canary, fuzz) counts as one case. Prints, as
+the last line, `N passed, N failed, N skipped`. A crashed doctest executable
+counts one failure on top of what it reported; a build directory without a
+test log (its build failed) counts one failure.
 """
 import json
 import re
@@ -16,7 +17,13 @@ DOCTEST = re.compile(r"test cases:\s*(\d+)\s*\|\s*(\d+) passed\s*\|\s*(\d+) fail
 
 def count(build_dir):
     passed = failed = skipped = 0
-    with open(f"{build_dir}/meson-logs/testlog.json", encoding="utf-8") as log:
+    try:
+        log = open(f"{build_dir}/meson-logs/testlog.json", encoding="utf-8")
+    except OSError:
+        # The step never got to run its tests (a failed build, say): that is a failure.
+        print(f"count_tests: no test log in {build_dir}; counting it as one failure", file=sys.stderr)
+        return 0, 1, 0
+    with log:
         for line in log:
             if not line.strip():
                 continue

@@ -4,6 +4,9 @@
 #   ./scripts/dev.sh tour    install what is missing, build, run the examples tour
 #   ./scripts/dev.sh test    install what is missing, build, run the whole test suite (build-test/)
 #   ./scripts/dev.sh asan    the same tests under AddressSanitizer + UBSan (build-asan/)
+#   ./scripts/dev.sh tsan    the concurrency tests under ThreadSanitizer (build-tsan/)
+#   ./scripts/dev.sh fuzz    the .npy/.npz loader fuzzers, built with clang, for
+#                            FUSOR_FUZZ_SECONDS each (default 60) (build-fuzz/)
 #   ./scripts/dev.sh bench   build and run the benchmarks, then write bench/results/
 #
 # Every dependency is a Debian package; they are installed with apt-get when
@@ -17,13 +20,15 @@ packages=(meson ninja-build pkgconf g++ python3 python3-numpy python3-matplotlib
           libxtensor-dev libxsimd-dev xtl-dev libzip-dev doctest-dev
           libbenchmark-dev libeigen3-dev libopenblas-dev libxtensor-blas-dev)
 
+# install_deps [extra packages...]: the common packages plus a mode's own.
 install_deps() {
+  local wanted=("${packages[@]}" "$@")
   if ! command -v dpkg-query >/dev/null; then
-    echo "dev.sh: no dpkg here; install the equivalents of: ${packages[*]}" >&2
+    echo "dev.sh: no dpkg here; install the equivalents of: ${wanted[*]}" >&2
     return 0
   fi
   local missing=()
-  for p in "${packages[@]}"; do
+  for p in "${wanted[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
@@ -86,12 +91,41 @@ case "${1:-}" in
     run_tests build-test
     ;;
   asan)
+    # UBSan halts at its first report (-fno-sanitize-recover=all, set by
+    # meson.build for any build that sanitizes 'undefined'); the canaries of
+    # test/canary fail the run if it does not.
     install_deps
     configure build-asan -Dbuildtype=debug -Doptimization=g -Db_sanitize=address,undefined \
       -Db_lundef=false -Dgpu=disabled -Dbenchmarks=disabled -Dexamples=false
     meson compile -C build-asan
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       run_tests build-asan
+    ;;
+  tsan)
+    # Only the concurrency tests (and the race canary): suite 'threads'.
+    install_deps
+    configure build-tsan -Dbuildtype=debug -Doptimization=1 -Db_sanitize=thread -Db_lundef=false \
+      -Dgpu=disabled -Dbenchmarks=disabled -Dexamples=false
+    meson compile -C build-tsan test/test_threads test/canary/sanitizer_canary
+    rc=0
+    OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+      meson test -C build-tsan --no-rebuild --suite threads --print-errorlogs --num-processes "$jobs" || rc=$?
+    python3 scripts/count_tests.py build-tsan
+    exit $rc
+    ;;
+  fuzz)
+    # libFuzzer is clang's: a clang build with ASan + UBSan, the harnesses of
+    # test/fuzz run from the committed corpus for a bounded time each.
+    install_deps clang libclang-rt-dev
+    CXX=clang++ configure build-fuzz -Dbuildtype=debug -Doptimization=1 -Db_sanitize=address,undefined \
+      -Db_lundef=false -Dtests=false -Dexamples=false -Dbenchmarks=disabled -Dgpu=disabled -Dfuzz=enabled \
+      -Dfuzz_seconds="${FUSOR_FUZZ_SECONDS:-60}"
+    meson compile -C build-fuzz
+    rc=0
+    meson test -C build-fuzz --suite fuzz --print-errorlogs --num-processes "$jobs" || rc=$?
+    grep -h "executions in" build-fuzz/meson-logs/testlog.txt || true
+    python3 scripts/count_tests.py build-fuzz
+    exit $rc
     ;;
   bench)
     install_deps
@@ -100,7 +134,7 @@ case "${1:-}" in
     bash bench/run.sh build-bench
     ;;
   *)
-    sed -n '2,12p' "$0"
+    sed -n '2,15p' "$0"
     exit 2
     ;;
 esac

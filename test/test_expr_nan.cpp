@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <xsimd/xsimd.hpp>
+
 #include <fusor/fusor.hpp>
 
 namespace {
@@ -198,4 +200,16 @@ TEST_CASE("argmax and argmin report the first NaN, as NumPy") {
   fusor::vector<double> x{"x"};
   CHECK(fusor::eval(fusor::argmax(x), x = xt::xtensor<double, 1>{1, NaN, 3, NaN}) == 1);
   CHECK(fusor::eval(fusor::argmin(x), x = xt::xtensor<double, 1>{1, 3, NaN}) == 2);
+}
+
+TEST_CASE("this build's instruction set (the suite runs these tests on two)") {
+  const std::string arch = xsimd::default_arch::name();
+  MESSAGE("xsimd instruction set: " << arch);
+#if defined(FUSOR_TEST_BASELINE_ISA) && defined(__x86_64__)
+  CHECK(arch == "sse2");  // the baseline build really is the baseline
+#elif defined(__AVX__)
+  CHECK(arch != "sse2");  // -march=native on an AVX machine: wider vectors than the baseline's
+#else
+  CHECK(xsimd::batch<double>::size >= 1);  // another architecture: only that xsimd vectorises at all
+#endif
 }

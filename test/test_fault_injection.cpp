@@ -33,6 +33,8 @@
 #include <fusor/io/npy.hpp>
 #include <fusor/io/npz.hpp>
 
+#include "replace_new.hpp"
+
 // ------------------------------------------------------------------ the injector
 
 namespace fault {
@@ -58,54 +60,11 @@ bool fail_now() noexcept {
   fired = true;
   return true;
 }
-void* allocate(std::size_t n, std::size_t align) noexcept {
-  if (fail_now()) return nullptr;
-  if (align <= alignof(std::max_align_t)) return std::malloc(n ? n : 1);
-  return std::aligned_alloc(align, (n + align - 1) / align * align);
-}
 }  // namespace fault
 
-// new and delete are replaced together (malloc/free); GCC cannot see that.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-
-void* operator new(std::size_t n) {
-  if (void* p = fault::allocate(n, 0)) return p;
-  throw std::bad_alloc();
+void* test_allocate(std::size_t n, std::size_t align) noexcept {
+  return fault::fail_now() ? nullptr : test_new::system_allocate(n, align);
 }
-void* operator new[](std::size_t n) {
-  if (void* p = fault::allocate(n, 0)) return p;
-  throw std::bad_alloc();
-}
-void* operator new(std::size_t n, std::align_val_t a) {
-  if (void* p = fault::allocate(n, static_cast<std::size_t>(a))) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t n, std::align_val_t a) {
-  if (void* p = fault::allocate(n, static_cast<std::size_t>(a))) return p;
-  throw std::bad_alloc();
-}
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return fault::allocate(n, 0); }
-void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return fault::allocate(n, 0); }
-void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
-  return fault::allocate(n, static_cast<std::size_t>(a));
-}
-void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
-  return fault::allocate(n, static_cast<std::size_t>(a));
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
 
 // ------------------------------------------------------------------ observed state
 

@@ -7,7 +7,6 @@
 #include <atomic>
 #include <cmath>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <fusor/fusor.hpp>
@@ -389,56 +388,6 @@ TEST_CASE("a shape change re-plans; memory that fits is reused") {
   CHECK(r2 == xt::xtensor<double, 1>{31, 32, 33, 34});
   CHECK(f.memory().arena_allocations == allocations);
   CHECK(s.get_value() == xt::xtensor<double, 1>{28, 28, 28, 28});
-}
-
-namespace {
-/// A value whose data() waits until released: holds a call open.
-struct gate {
-  static inline std::atomic<bool> entered{false};
-  static inline std::atomic<bool> open{false};
-  double v = 1.0;
-};
-}  // namespace
-
-template <>
-struct fusor::shared_constructor<gate> {
-  using element_type = double;
-  static constexpr int rank = 0;
-  static fusor::dims shape(const gate&) { return {}; }
-  static const double* data(const gate& g) {
-    gate::entered = true;
-    while (!gate::open) std::this_thread::yield();
-    return &g.v;
-  }
-  static gate make(const fusor::dims&, const double* src) { return gate{*src}; }
-};
-
-TEST_CASE("thread safety: one function is not re-entered; distinct functions run concurrently") {
-  fusor::scalar<double> x{"x"};
-  auto acc = fusor::shared(0.0, "acc");
-  auto f = fusor::function(fusor::inputs(x), fusor::updates(fusor::update(acc, acc + x)));
-  std::thread t([&] { f(gate{}); });
-  while (!gate::entered) std::this_thread::yield();
-  CHECK_THROWS_AS(f(1.0), fusor::error);  // the first call is still running
-  gate::open = true;
-  t.join();
-  CHECK(acc.get_value() == 1.0);
-
-  auto a = fusor::shared(xt::xtensor<double, 1>{0, 0}, "a");
-  auto b = fusor::shared(xt::xtensor<double, 1>{0, 0}, "b");
-  auto k = fusor::shared(xt::xtensor<double, 1>{1, 2}, "k");  // read by both, updated by neither
-  auto fa = fusor::function(fusor::inputs(), fusor::updates(fusor::update(a, a + k)));
-  auto fb = fusor::function(fusor::inputs(), fusor::updates(fusor::update(b, b + k * 2.0)));
-  std::thread ta([&] {
-    for (int i = 0; i < 2000; ++i) fa();
-  });
-  std::thread tb([&] {
-    for (int i = 0; i < 2000; ++i) fb();
-  });
-  ta.join();
-  tb.join();
-  CHECK(a.get_value() == xt::xtensor<double, 1>{2000, 4000});
-  CHECK(b.get_value() == xt::xtensor<double, 1>{4000, 8000});
 }
 
 TEST_CASE("Out(y, internal_type) returns fusor::array; with borrow it is the reused buffer") {

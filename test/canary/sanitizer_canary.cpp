@@ -1,0 +1,64 @@
+// test/canary/sanitizer_canary.cpp — proof that a sanitizer build stops at its
+// first report. Each mode commits one deliberate error that the matching
+// sanitizer must turn into a failed run; run_canary.py passes only when the
+// run stopped with the sanitizer's report and never reached the line after
+// the error, so a sanitizer that only warns and carries on — UBSan's default
+// — makes the suite fail.
+//
+//   sanitizer_canary signed-overflow   UBSan: INT_MAX + 1
+//   sanitizer_canary float-cast        UBSan: 1e300 converted to int
+//   sanitizer_canary heap-overflow     ASan: one element past a heap array
+//   sanitizer_canary data-race         TSan: two threads, one plain int
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+namespace {
+volatile int sink = 0;
+
+int signed_overflow() {
+  volatile int big = INT_MAX;
+  const int wrapped = big + 1;  // undefined: UBSan must stop here
+  std::printf("no report: %d\n", wrapped);
+  return 0;
+}
+
+int float_cast() {
+  volatile double huge = 1e300;
+  const int converted = static_cast<int>(huge);  // undefined: UBSan (float-cast-overflow) must stop here
+  std::printf("no report: %d\n", converted);
+  return 0;
+}
+
+int heap_overflow() {
+  int* p = new int[4];
+  sink = p[4];  // one past the end: ASan must stop here
+  delete[] p;
+  std::printf("no report\n");
+  return 0;
+}
+
+int shared_counter = 0;
+int data_race() {
+  std::thread a([] {
+    for (int i = 0; i < 100000; ++i) ++shared_counter;
+  });
+  std::thread b([] {
+    for (int i = 0; i < 100000; ++i) ++shared_counter;
+  });
+  a.join();
+  b.join();
+  std::printf("no report: %d\n", shared_counter);
+  return 0;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 2 && std::strcmp(argv[1], "signed-overflow") == 0) return signed_overflow();
+  if (argc == 2 && std::strcmp(argv[1], "float-cast") == 0) return float_cast();
+  if (argc == 2 && std::strcmp(argv[1], "heap-overflow") == 0) return heap_overflow();
+  if (argc == 2 && std::strcmp(argv[1], "data-race") == 0) return data_race();
+  std::printf("no report: unknown mode (usage: sanitizer_canary signed-overflow|float-cast|heap-overflow|data-race)\n");
+  return 0;
+}
