@@ -106,7 +106,8 @@ case "${1:-}" in
     install_deps
     configure build-tsan -Dbuildtype=debug -Doptimization=1 -Db_sanitize=thread -Db_lundef=false \
       -Dgpu=disabled -Dbenchmarks=disabled -Dexamples=false
-    meson compile -C build-tsan test/test_threads test/canary/sanitizer_canary
+    # ninja, not meson compile: it regenerates a stale build.ninja before looking up the targets.
+    ninja -C build-tsan test/test_threads test/canary/sanitizer_canary
     rc=0
     OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
       meson test -C build-tsan --no-rebuild --suite threads --print-errorlogs --num-processes "$jobs" || rc=$?

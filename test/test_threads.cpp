@@ -129,17 +129,21 @@ TEST_CASE("one variable read from many threads: get_value, views, eval, function
 
 TEST_CASE("the settings are atomic: .value() reads the flag while another thread sets it") {
   auto s = fusor::shared(xt::xtensor<double, 1>{5, 6}, "s");
-  std::atomic<bool> stop{false};
+  std::atomic<bool> go{false};
+  std::atomic<int> wrong{0};
+  constexpr int rounds = 2000;
   std::thread toggler([&] {
-    for (int i = 0; i < 2000; ++i) fusor::config().shared_value_borrows = (i % 2) == 0;
-    stop = true;
+    while (!go) std::this_thread::yield();
+    for (int i = 0; i < rounds; ++i) fusor::config().shared_value_borrows = (i % 2) == 0;
   });
-  int reads = 0;
-  while (!stop) {
-    CHECK(s.value()(1) == 6.0);
-    ++reads;
-  }
+  std::thread reader([&] {
+    while (!go) std::this_thread::yield();
+    for (int i = 0; i < rounds; ++i)
+      if (s.value()(1) != 6.0) ++wrong;
+  });
+  go = true;
   toggler.join();
+  reader.join();
   fusor::config().shared_value_borrows = true;
-  CHECK(reads > 0);
+  CHECK(wrong == 0);
 }
