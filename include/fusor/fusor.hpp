@@ -12,4 +12,4 @@
 #include "fusor/memory/space.hpp"
 #include "fusor/shared.hpp"
 #include "fusor/eval.hpp"
-#include "fusor/function.hpp"
+#include "fusor/compile/function.hpp"

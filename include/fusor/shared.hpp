@@ -299,17 +299,8 @@ class shared {
       static_assert(rank_of<T> == dynamic_rank || rank_of<V> == dynamic_rank || rank_of<T> == rank_of<V>,
                     "fusor::shared<T>::set_value: the value's static rank differs from the variable's; a shared "
                     "variable's rank never changes (pass a value of the variable's rank)");
-      if (d.rank() != record_->rank())
-        throw rank_error(record_->describe() + ": wrong number of dimensions: expected " +
-                         std::to_string(record_->rank()) + ", got " + std::to_string(d.rank()) + " with shape " +
-                         d.str());
-      for (std::size_t i = 0; i < d.rank(); ++i)
-        if (record_->broadcastable(i) && d[i] != 1)
-          throw shape_error(record_->describe() + ": axis " + std::to_string(i) +
-                            " is broadcastable and must have length 1; received shape " + d.str());
-      // A registered type reports its own shape; one no array can have is refused.
-      if (!fits(d, sizeof(element_type_of<V>)))
-        throw shape_error(record_->describe() + ": received a value of " + too_large(d, dtype_of<element_type_of<V>>));
+      require_shape([&] { return record_->describe(); }, record_->rank(), record_->broadcastable_mask(), d,
+                    dtype_of<element_type_of<V>>);
     }
   }
 

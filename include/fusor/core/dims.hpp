@@ -105,6 +105,24 @@ inline std::string too_large(const dims& d, dtype t) {
          " is too large: its size in bytes overflows a signed 64-bit integer (NumPy's limit, 2^63 - 1 bytes)";
 }
 
+/// The rules a value meets wherever a rank and broadcastable axes are
+/// declared — a shared variable, a symbolic input —: the declared rank, length
+/// 1 on the broadcastable axes (bit d of `broadcastable`), and a shape an
+/// array can have. `who()` names the holder ("shared variable 'W'", "input 0
+/// ('x')") and is called only on a refusal, so a value that passes builds no
+/// string. Throws rank_error or shape_error.
+template <class Who>
+void require_shape(const Who& who, std::size_t rank, std::uint32_t broadcastable, const dims& d, dtype type) {
+  if (d.rank() != rank)
+    throw rank_error(std::string(who()) + ": wrong number of dimensions: expected " + std::to_string(rank) + ", got " +
+                     std::to_string(d.rank()) + " with shape " + d.str());
+  for (std::size_t i = 0; i < d.rank(); ++i)
+    if (((broadcastable >> i) & 1u) && d[i] != 1)
+      throw shape_error(std::string(who()) + ": axis " + std::to_string(i) +
+                        " is broadcastable and must have length 1; received shape " + d.str());
+  if (!fits(d, size_of(type))) throw shape_error(std::string(who()) + ": received a value of " + too_large(d, type));
+}
+
 /// Row-major (C order) element strides of a shape that fits().
 inline std::array<index_t, max_rank> c_strides(const dims& d) noexcept {
   std::array<index_t, max_rank> s{};

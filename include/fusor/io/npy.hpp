@@ -137,14 +137,7 @@ template <class T>
 array<element_type_of<T>> prepare_value(const shared<T>& s, const npy_data& d, const std::string& prefix) {
   using E = element_type_of<T>;
   const auto& record = *s.record();
-  if (d.shape.rank() != s.rank())
-    throw rank_error(prefix + record.describe() + ": wrong number of dimensions: expected " +
-                     std::to_string(s.rank()) + ", got " + std::to_string(d.shape.rank()) + " with shape " +
-                     d.shape.str());
-  for (std::size_t i = 0; i < d.shape.rank(); ++i)
-    if (record.broadcastable(i) && d.shape[i] != 1)
-      throw shape_error(prefix + record.describe() + ": axis " + std::to_string(i) +
-                        " is broadcastable and must have length 1; received shape " + d.shape.str());
+  require_shape([&] { return prefix + record.describe(); }, s.rank(), record.broadcastable_mask(), d.shape, d.type);
   check_storable<E>(d.type, d.shape.elements(), record.describe(), cast_policy{s.strict(), s.allow_downcast()},
                     prefix);
   auto out = array<E>::allocate(d.shape, s.space());

@@ -54,18 +54,30 @@ std::string value_text(T v) {
 }
 }  // namespace detail
 
+namespace detail {
+/// The name of whoever a message is about: a string, or a callable building
+/// it (so that a call that passes its checks builds no string).
+template <class Who>
+std::string who_text(const Who& who) {
+  if constexpr (std::is_invocable_v<const Who&>) return std::string(who());
+  else return std::string(who);
+}
+}  // namespace detail
+
 /// Checks that `n` elements of type Src may be stored as Dst under `policy`,
 /// throwing fusor::dtype_error naming `who` otherwise. A `scalar_source` (a
 /// C++ arithmetic value, Theano's Python scalar) may also be stored when the
 /// conversion is exact for its value (R28.6c: 8.0 -> int64 is fine, 8.23 is not).
-template <element Dst, element Src>
-void check_cast(const std::string& who, const Src* src, std::size_t n, bool scalar_source, cast_policy policy) {
+/// `who` is a string or a callable returning one, called only on a refusal.
+template <element Dst, element Src, class Who>
+void check_cast(const Who& who_, const Src* src, std::size_t n, bool scalar_source, cast_policy policy) {
   constexpr dtype to = dtype_of<Dst>, from = dtype_of<Src>;
   if constexpr (to == from) {
     return;
   } else {
+    auto who = [&] { return detail::who_text(who_); };
     if (policy.strict)
-      throw dtype_error(who + " is strict: expected a value of dtype " + std::string(name(to)) + ", received " +
+      throw dtype_error(who() + " is strict: expected a value of dtype " + std::string(name(to)) + ", received " +
                         std::string(name(from)));
     if (policy.allow_downcast || can_cast_safely(from, to)) return;
     if (scalar_source && n == 1) {
@@ -76,12 +88,12 @@ void check_cast(const std::string& who, const Src* src, std::size_t n, bool scal
       if (convert_element<Src>(converted) == src[0]) return;
       if constexpr (std::is_floating_point_v<Src> && std::is_floating_point_v<Dst>)
         if (src[0] != src[0]) return;  // NaN is NaN in every float type
-      throw dtype_error(who + " (dtype " + std::string(name(to)) + ") cannot store accurately the value " +
+      throw dtype_error(who() + " (dtype " + std::string(name(to)) + ") cannot store accurately the value " +
                         detail::value_text(src[0]) + ": it would be represented as " +
                         detail::value_text(converted) + ". Convert the value explicitly, or create the variable "
                         "with allow_downcast = true");
     }
-    throw dtype_error(who + " (dtype " + std::string(name(to)) + ") cannot store a value of dtype " +
+    throw dtype_error(who() + " (dtype " + std::string(name(to)) + ") cannot store a value of dtype " +
                       std::string(name(from)) + " without risking loss of precision. Convert it explicitly (e.g. "
                       "xt::cast<" + std::string(cpp_name(to)) + ">), or create the variable with allow_downcast = true");
   }

@@ -35,6 +35,7 @@ struct leaf {
   static constexpr std::size_t leaves = 1;
 
   const E* data = nullptr;
+  int slot = -1;  ///< the plan's slot this leaf reads: data is bound from it at every call
   dims view_shape;
   std::array<index_t, max_rank> view_strides{};  // element strides of the view itself
   std::array<index_t, max_rank> strides{};       // strides against the output index space

@@ -9,6 +9,8 @@
 
 #include <array>
 #include <cstddef>
+#include <tuple>
+#include <type_traits>
 
 #include "fusor/backend/cpu/evaluator.hpp"
 #include "fusor/backend/cpu/simd.hpp"
@@ -115,30 +117,53 @@ void vector_row(E* out, const Ev& ev, std::size_t n) {
 }
 }  // namespace detail
 
-/// out[i] = ev(i) over `shape`, out contiguous row-major. `ev` must already be
-/// broadcast_to(shape).
+/// out[i] = ev(i) over a shape, out contiguous row-major, split into what
+/// depends only on the shapes (prepare: merge axes, set strides, decide
+/// vectorisation — once per plan) and the loop itself (run — every call,
+/// after the leaves' data pointers are bound).
+template <class E, class Ev>
+struct elementwise_loop {
+  loop_space space;
+  std::array<index_t, max_rank> out_strides{};
+  std::size_t n = 0;
+  bool empty = true;
+  bool vectorise = false;
+
+  /// `ev` must already be broadcast_to(shape).
+  void prepare(const dims& shape, Ev& ev) {
+    empty = shape.elements() == 0;
+    if (empty) return;
+    out_strides = c_strides(shape);
+    space = prepare_loop(shape, out_strides, ev);
+    n = space.extent[space.rank - 1];
+    // After merging, the output's innermost stride is 1 (it is contiguous).
+    vectorise = Ev::simd && std::is_same_v<typename Ev::value_type, E> && detail::leaves_vectorisable(ev);
+  }
+
+  void run(E* out, Ev& ev) const {
+    if (empty) return;
+    for_each_row(space, [&](const index_t* idx, std::size_t outer) {
+      E* row = out;
+      for (std::size_t d = 0; d < outer; ++d) row += idx[d] * out_strides[d];
+      ev.set_outer(idx, outer);
+      if constexpr (Ev::simd && std::is_same_v<typename Ev::value_type, E>) {
+        if (vectorise) {
+          if (detail::leaves_aligned(ev, row)) detail::vector_row<xsimd::aligned_mode>(row, ev, n);
+          else detail::vector_row<xsimd::unaligned_mode>(row, ev, n);
+          return;
+        }
+      }
+      for (std::size_t i = 0; i < n; ++i) row[i] = static_cast<E>(ev.scalar(static_cast<index_t>(i)));
+    });
+  }
+};
+
+/// out[i] = ev(i) over `shape` in one go. `ev` must already be broadcast_to(shape).
 template <class E, class Ev>
 void run_elementwise(E* out, const dims& shape, Ev& ev) {
-  if (shape.elements() == 0) return;
-  std::array<index_t, max_rank> out_strides = c_strides(shape);
-  const loop_space s = prepare_loop(shape, out_strides, ev);
-  const std::size_t n = s.extent[s.rank - 1];
-  // After merging, the output's innermost stride is 1 (it is contiguous).
-  const bool vectorise = Ev::simd && std::is_same_v<typename Ev::value_type, E> && detail::leaves_vectorisable(ev);
-
-  for_each_row(s, [&](const index_t* idx, std::size_t outer) {
-    E* row = out;
-    for (std::size_t d = 0; d < outer; ++d) row += idx[d] * out_strides[d];
-    ev.set_outer(idx, outer);
-    if constexpr (Ev::simd && std::is_same_v<typename Ev::value_type, E>) {
-      if (vectorise) {
-        if (detail::leaves_aligned(ev, row)) detail::vector_row<xsimd::aligned_mode>(row, ev, n);
-        else detail::vector_row<xsimd::unaligned_mode>(row, ev, n);
-        return;
-      }
-    }
-    for (std::size_t i = 0; i < n; ++i) row[i] = static_cast<E>(ev.scalar(static_cast<index_t>(i)));
-  });
+  elementwise_loop<E, Ev> loop;
+  loop.prepare(shape, ev);
+  loop.run(out, ev);
 }
 
 }  // namespace fusor::cpu
@@ -147,43 +172,57 @@ namespace fusor::cpu {
 
 /// Several outputs of one shape in one pass (ArrayFire's evalMultiple, CUB's
 /// multi-output transform): the iteration space is walked once, in chunks that
-/// stay in L1, and every active output is computed from the same chunk of its
-/// operands. `outs` are (pointer, evaluator, active) triples; every evaluator
-/// must already be broadcast_to(shape).
-template <class... Out>
-void run_elementwise_multi(const dims& shape, Out&... outs) {
-  if (shape.elements() == 0) return;
-  std::array<index_t, max_rank> out_strides = c_strides(shape);
-  const loop_space s = prepare_loop(shape, out_strides, *std::get<1>(outs)...);
-  const std::size_t n = s.extent[s.rank - 1];
-  constexpr std::size_t chunk = 2048;
-  for_each_row(s, [&](const index_t* idx, std::size_t outer) {
-    std::size_t offset = 0;
-    for (std::size_t d = 0; d < outer; ++d) offset += static_cast<std::size_t>(idx[d] * out_strides[d]);
-    (std::get<1>(outs)->set_outer(idx, outer), ...);
-    for (std::size_t begin = 0; begin < n; begin += chunk) {
-      const std::size_t end = begin + chunk < n ? begin + chunk : n;
-      (void)end;  // unused when there is no output
-      (
-          [&] {
-            if (!std::get<2>(outs)) return;
-            auto& ev = *std::get<1>(outs);
-            using Ev = std::remove_reference_t<decltype(ev)>;
-            using E = std::remove_pointer_t<std::remove_reference_t<decltype(std::get<0>(outs))>>;
-            E* row = std::get<0>(outs) + offset;
-            std::size_t i = begin;
-            if constexpr (Ev::simd && std::is_same_v<typename Ev::value_type, E>) {
-              if (detail::leaves_vectorisable(ev)) {
-                constexpr std::size_t w = batch<E>::size;
-                for (; i + w <= end; i += w)
-                  ev.template load<xsimd::unaligned_mode>(static_cast<index_t>(i)).store_unaligned(row + i);
-              }
-            }
-            for (; i < end; ++i) row[i] = static_cast<E>(ev.scalar(static_cast<index_t>(i)));
-          }(),
-          ...);
+/// stay in L1, and every output is computed from the same chunk of its
+/// operands. Prepared once per plan like elementwise_loop; `Evs` must already
+/// be broadcast_to(shape).
+template <class... Evs>
+struct multi_loop {
+  loop_space space;
+  std::array<index_t, max_rank> out_strides{};
+  std::size_t n = 0;
+  bool empty = true;
+  std::array<bool, sizeof...(Evs) + 1> vectorise{};
+
+  void prepare(const dims& shape, Evs&... evs) {
+    empty = shape.elements() == 0;
+    if (empty) return;
+    out_strides = c_strides(shape);
+    space = prepare_loop(shape, out_strides, evs...);
+    n = space.extent[space.rank - 1];
+    std::size_t k = 0;
+    ((vectorise[k++] = detail::leaves_vectorisable(evs)), ...);
+  }
+
+  /// `outs` are the destinations, one per evaluator, in order.
+  template <class... E>
+  void run(std::tuple<E*...> outs, Evs&... evs) const {
+    if (empty) return;
+    constexpr std::size_t chunk = 2048;
+    for_each_row(space, [&](const index_t* idx, std::size_t outer) {
+      std::size_t offset = 0;
+      for (std::size_t d = 0; d < outer; ++d) offset += static_cast<std::size_t>(idx[d] * out_strides[d]);
+      (evs.set_outer(idx, outer), ...);
+      for (std::size_t begin = 0; begin < n; begin += chunk) {
+        const std::size_t end = begin + chunk < n ? begin + chunk : n;
+        std::size_t k = 0;
+        std::apply([&](auto*... out) { (one(out + offset, evs, begin, end, vectorise[k++]), ...); }, outs);
+      }
+    });
+  }
+
+ private:
+  template <class E, class Ev>
+  static void one(E* row, Ev& ev, std::size_t begin, std::size_t end, bool vector) {
+    std::size_t i = begin;
+    if constexpr (Ev::simd && std::is_same_v<typename Ev::value_type, E>) {
+      if (vector) {
+        constexpr std::size_t w = batch<E>::size;
+        for (; i + w <= end; i += w)
+          ev.template load<xsimd::unaligned_mode>(static_cast<index_t>(i)).store_unaligned(row + i);
+      }
     }
-  });
-}
+    for (; i < end; ++i) row[i] = static_cast<E>(ev.scalar(static_cast<index_t>(i)));
+  }
+};
 
 }  // namespace fusor::cpu

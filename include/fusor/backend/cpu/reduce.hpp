@@ -46,74 +46,119 @@ R reduce_row(const Ev& ev, std::size_t n) {
 }  // namespace detail
 
 /// Reduces `ev` (shape `in`) into `out`, whose shape `keep` is `in` with the
-/// reduced axes set to 1. `what` names the reduction in error messages.
-/// nanmean needs `counts`, scratch space for keep.elements() doubles (from the
-/// workspace, so that a steady-state call allocates nothing).
+/// reduced axes set to 1: what depends only on the shapes is prepared once
+/// per plan (prepare), the loop runs every call (run, after the leaves' data
+/// pointers are bound). `what` names the reduction in error messages.
 template <class Op, class R, class Ev>
-void reduce_into(R* out, const dims& keep, const dims& in, Ev& ev, const std::string& what,
-                 double* counts = nullptr) {
-  constexpr bool is_mean = std::is_same_v<Op, red::mean> || std::is_same_v<Op, red::nanmean>;
-  const std::size_t nout = keep.elements();
-  std::fill(out, out + nout, Op::template identity<R>());
-  if (in.elements() == 0) {
-    if constexpr (Op::needs_elements) {
-      if (nout != 0)
-        throw value_error(what + ": zero-size reduction has no identity (shape " + in.str() + ")");
-    }
-    if constexpr (is_mean) std::fill(out, out + nout, std::numeric_limits<R>::quiet_NaN());
-    return;
-  }
-  // nanmean counts the numbers of each slice in a second pass over the same
-  // (unmodified) evaluator.
-  [[maybe_unused]] const Ev unbroadcast = ev;
-  ev.broadcast_to(in);
-  std::array<index_t, max_rank> acc = c_strides(keep);
-  for (std::size_t d = 0; d < in.rank(); ++d)
-    if (keep[d] == 1) acc[d] = 0;
-  const loop_space s = prepare_loop(in, acc, ev);
-  const std::size_t n = s.extent[s.rank - 1];
-  const index_t acc_inner = acc[s.rank - 1];
-  const bool vectorise = detail::leaves_vectorisable(ev);
+struct reduce_loop {
+  dims keep, in;
+  loop_space space;
+  std::array<index_t, max_rank> acc{};
+  std::size_t n = 0, nout = 0;
+  index_t acc_inner = 0;
+  bool vectorise = false;
 
-  for_each_row(s, [&](const index_t* idx, std::size_t outer) {
-    R* row = out;
-    for (std::size_t d = 0; d < outer; ++d) row += idx[d] * acc[d];
-    ev.set_outer(idx, outer);
-    if (acc_inner == 0) {
-      R part;
-      if (vectorise) {
-        part = detail::reduce_row<Op, R>(ev, n);
-      } else {
-        part = Op::template identity<R>();
-        for (std::size_t i = 0; i < n; ++i) part = Op::combine(part, detail::element_at<Op, R>(ev, i));
-      }
-      *row = Op::combine(*row, part);
-    } else {
-      std::size_t i = 0;
-      if constexpr (Ev::simd && std::is_same_v<typename Ev::value_type, R>) {
+  /// `ev` is broadcast to `in` here.
+  void prepare(const dims& keep_shape, const dims& in_shape, Ev& ev) {
+    keep = keep_shape;
+    in = in_shape;
+    nout = keep.elements();
+    if (in.elements() == 0) return;
+    ev.broadcast_to(in);
+    acc = c_strides(keep);
+    for (std::size_t d = 0; d < in.rank(); ++d)
+      if (keep[d] == 1) acc[d] = 0;
+    space = prepare_loop(in, acc, ev);
+    n = space.extent[space.rank - 1];
+    acc_inner = acc[space.rank - 1];
+    vectorise = detail::leaves_vectorisable(ev);
+  }
+
+  /// The zero-size case: an error (max, min), NaN (means) or the identity.
+  bool empty(R* out, const std::string& what) const {
+    if (in.elements() != 0) return false;
+    if constexpr (Op::needs_elements) {
+      if (nout != 0) throw value_error(what + ": zero-size reduction has no identity (shape " + in.str() + ")");
+    }
+    if constexpr (std::is_same_v<Op, red::mean> || std::is_same_v<Op, red::nanmean>)
+      std::fill(out, out + nout, std::numeric_limits<R>::quiet_NaN());
+    else
+      std::fill(out, out + nout, Op::template identity<R>());
+    return true;
+  }
+
+  /// Accumulates into `out` (filled with the identity first); mean divides.
+  void run(R* out, Ev& ev) const {
+    std::fill(out, out + nout, Op::template identity<R>());
+    if (in.elements() == 0) return;
+    for_each_row(space, [&](const index_t* idx, std::size_t outer) {
+      R* row = out;
+      for (std::size_t d = 0; d < outer; ++d) row += idx[d] * acc[d];
+      ev.set_outer(idx, outer);
+      if (acc_inner == 0) {
+        R part;
         if (vectorise) {
-          constexpr std::size_t w = batch<R>::size;
-          for (; i + w <= n; i += w) {
-            const auto v = Op::element(ev.template load<xsimd::unaligned_mode>(static_cast<index_t>(i)));
-            Op::combine(batch<R>::load_unaligned(row + i), v).store_unaligned(row + i);
+          part = detail::reduce_row<Op, R>(ev, n);
+        } else {
+          part = Op::template identity<R>();
+          for (std::size_t i = 0; i < n; ++i) part = Op::combine(part, detail::element_at<Op, R>(ev, i));
+        }
+        *row = Op::combine(*row, part);
+      } else {
+        std::size_t i = 0;
+        if constexpr (Ev::simd && std::is_same_v<typename Ev::value_type, R>) {
+          if (vectorise) {
+            constexpr std::size_t w = batch<R>::size;
+            for (; i + w <= n; i += w) {
+              const auto v = Op::element(ev.template load<xsimd::unaligned_mode>(static_cast<index_t>(i)));
+              Op::combine(batch<R>::load_unaligned(row + i), v).store_unaligned(row + i);
+            }
           }
         }
+        for (; i < n; ++i)
+          row[i * static_cast<std::size_t>(acc_inner)] =
+              Op::combine(row[i * static_cast<std::size_t>(acc_inner)], detail::element_at<Op, R>(ev, i));
       }
-      for (; i < n; ++i)
-        row[i * static_cast<std::size_t>(acc_inner)] =
-            Op::combine(row[i * static_cast<std::size_t>(acc_inner)], detail::element_at<Op, R>(ev, i));
+    });
+    if constexpr (std::is_same_v<Op, red::mean>) {
+      const R count = static_cast<R>(in.elements() / nout);
+      for (std::size_t i = 0; i < nout; ++i) out[i] /= count;
     }
-  });
-  if constexpr (std::is_same_v<Op, red::mean>) {
-    const R count = static_cast<R>(in.elements() / nout);
-    for (std::size_t i = 0; i < nout; ++i) out[i] /= count;
-  } else if constexpr (std::is_same_v<Op, red::nanmean>) {
-    // Counted in double: exact up to 2^53 elements per slice, where a float32
-    // count would stop at 2^24.
-    cast_eval<double, Ev> numbers{unbroadcast};
-    reduce_into<red::count_numbers, double>(counts, keep, in, numbers, what);
-    for (std::size_t i = 0; i < nout; ++i) out[i] = static_cast<R>(out[i] / counts[i]);
   }
+};
+
+/// nanmean: nansum divided, per slice, by the count of numbers, counted in
+/// double (exact up to 2^53 elements per slice, where a float32 count would
+/// stop at 2^24) over a second prepared loop of the same operand.
+template <class R, class Ev>
+struct nanmean_loop {
+  reduce_loop<red::nanmean, R, Ev> sums;
+  reduce_loop<red::count_numbers, double, cast_eval<double, Ev>> counts;
+  cast_eval<double, Ev> numbers;
+
+  void prepare(const dims& keep, const dims& in, Ev& ev) {
+    numbers = cast_eval<double, Ev>{ev};  // before ev is broadcast: its own copy
+    sums.prepare(keep, in, ev);
+    counts.prepare(keep, in, numbers);
+  }
+  bool empty(R* out, const std::string& what) const { return sums.empty(out, what); }
+  /// `scratch`: room for keep.elements() doubles. The leaves of both `ev`
+  /// and `numbers` must be bound.
+  void run(R* out, Ev& ev, double* scratch) {
+    sums.run(out, ev);
+    if (sums.in.elements() == 0) return;
+    counts.run(scratch, numbers);
+    for (std::size_t i = 0; i < sums.nout; ++i) out[i] = static_cast<R>(out[i] / scratch[i]);
+  }
+};
+
+/// The whole reduction in one go (prepare + run).
+template <class Op, class R, class Ev>
+void reduce_into(R* out, const dims& keep, const dims& in, Ev& ev, const std::string& what) {
+  reduce_loop<Op, R, Ev> loop;
+  loop.prepare(keep, in, ev);
+  if (loop.empty(out, what)) return;
+  loop.run(out, ev);
 }
 
 /// argmax / argmin: index along `axis` (or the flat index when axis < 0) of the

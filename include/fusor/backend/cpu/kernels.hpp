@@ -1,0 +1,366 @@
+// fusor/backend/cpu/kernels.hpp — the CPU backend's kernels: how the steps of
+// a plan run on the host.
+//
+// For each node type that a step may be rooted at, the backend compiles a
+// kernel; when a plan is built, each step's kernel is *prepared* once: its
+// evaluator tree is built from the node's C++ type and the plan's views (every
+// array leaf reads a slot of the plan), broadcast to the step's shape, its
+// axes merged and its vectorisation decided. A call then only binds each
+// leaf's data pointer from the slot table and runs the loop: no shape work, no
+// allocation, nothing decided.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "fusor/backend/cpu/blas.hpp"
+#include "fusor/backend/cpu/evaluator.hpp"
+#include "fusor/backend/cpu/loop.hpp"
+#include "fusor/backend/cpu/reduce.hpp"
+#include "fusor/compile/graph.hpp"
+#include "fusor/compile/plan.hpp"
+#include "fusor/compile/shapes.hpp"
+
+namespace fusor::cpu {
+
+/// A step prepared for one plan.
+class prepared_step {
+ public:
+  virtual ~prepared_step() = default;
+  /// Runs the step; `slots` maps every slot of the plan to its memory.
+  /// Throws only for exponent checks, which run before anything is written.
+  virtual void run(void* const* slots) = 0;
+};
+
+using prepare_fn = std::unique_ptr<prepared_step> (*)(const graph&, const plan&, const step_info&);
+
+/// What graph_node::kernels points at, for the CPU backend.
+struct kernel_entry {
+  prepare_fn prepare = nullptr;
+};
+
+// ---------------------------------------------------------------- evaluators
+
+/// Builds the evaluator of node `node` (of C++ type X) for a plan: fused nodes
+/// become evaluator nodes, everything else a strided leaf reading its slot.
+struct evaluator_builder {
+  const graph& g;
+  const plan& p;
+
+  int child(int node, int k) const { return g[node].child[static_cast<std::size_t>(k)]; }
+
+  template <class E>
+  leaf<E> from_slot(int node) const {
+    const node_value& v = p.values[static_cast<std::size_t>(node)];
+    leaf<E> l;
+    l.slot = v.slot;
+    l.view_shape = v.shape;
+    l.view_strides = v.strides;
+    return l;
+  }
+
+  template <class T, int N>
+  leaf<T> build(std::type_identity<input<T, N>>, int node) const {
+    return from_slot<T>(node);
+  }
+  template <class T>
+  leaf<element_type_of<T>> build(std::type_identity<shared_leaf<T>>, int node) const {
+    return from_slot<element_type_of<T>>(node);
+  }
+  template <element E>
+  scalar_leaf<E> build(std::type_identity<constant<E>>, int node) const {
+    E value{};
+    std::memcpy(&value, &g.constants[static_cast<std::size_t>(g[node].leaf)].bits, sizeof(E));
+    return scalar_leaf<E>{value, {}};
+  }
+  template <class F, class R, class... C, class... A>
+  auto build(std::type_identity<map_node<F, R, type_list<C...>, A...>>, int node) const {
+    using Ev = map_eval<F, R, type_list<C...>, decltype(build(std::type_identity<A>{}, 0))...>;
+    int k = 0;
+    // Braced initialisation evaluates left to right: children in order.
+    Ev ev{std::tuple<decltype(build(std::type_identity<A>{}, 0))...>{build(std::type_identity<A>{}, child(node, k++))...},
+          p.shapes[static_cast<std::size_t>(node)]};
+    return ev;
+  }
+  template <element T, class A>
+  auto build(std::type_identity<cast_node<T, A>>, int node) const {
+    using Child = decltype(build(std::type_identity<A>{}, 0));
+    return cast_eval<T, Child>{build(std::type_identity<A>{}, child(node, 0))};
+  }
+  template <class Op, class A, int R>
+  auto build(std::type_identity<reduce_node<Op, A, R>>, int node) const {
+    return from_slot<typename reduce_node<Op, A, R>::value_type>(node);
+  }
+  template <class A, class B>
+  auto build(std::type_identity<dot_node<A, B>>, int node) const {
+    return from_slot<typename dot_node<A, B>::value_type>(node);
+  }
+  template <class A>
+  auto build(std::type_identity<transpose_node<A>>, int node) const {
+    return from_slot<value_type_t<A>>(node);
+  }
+  template <class A, int N>
+  auto build(std::type_identity<reshape_node<A, N>>, int node) const {
+    return from_slot<value_type_t<A>>(node);
+  }
+};
+
+template <class X>
+using evaluator_t = decltype(std::declval<const evaluator_builder&>().build(std::type_identity<X>{}, 0));
+
+/// Points every array leaf of `ev` at its slot's memory for this call.
+template <class Ev>
+inline void bind(Ev& ev, void* const* slots) noexcept {
+  ev.for_each_leaf([&](auto& l) {
+    using E = typename std::remove_reference_t<decltype(l)>::value_type;
+    l.data = static_cast<const E*>(slots[l.slot]);
+  });
+}
+
+// ---------------------------------------------------------------- group (fused elementwise)
+
+/// A fused group rooted at a node of type X, written into the step's
+/// destination: an output, an update (in place or into its spare), a
+/// materialised operand.
+template <class X>
+struct group_kernel {
+  using Ev = evaluator_t<X>;
+  using E = value_type_t<X>;
+
+  struct step final : prepared_step {
+    Ev ev;
+    int dest = -1;
+    elementwise_loop<E, Ev> loop;
+    void run(void* const* slots) override {
+      bind(ev, slots);
+      loop.run(static_cast<E*>(slots[dest]), ev);
+    }
+  };
+
+  static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s) {
+    auto st = std::make_unique<step>();
+    st->ev = evaluator_builder{g, p}.build(std::type_identity<X>{}, s.node);
+    st->dest = s.dest;
+    const dims& shape = p.shapes[static_cast<std::size_t>(s.node)];
+    st->ev.broadcast_to(shape);
+    st->loop.prepare(shape, st->ev);
+    return st;
+  }
+  static constexpr kernel_entry entry{&prepare};
+};
+
+/// Several outputs of one shape in one pass (W6), rooted at nodes of types Xs.
+template <class... Xs>
+struct multi_kernel {
+  struct step final : prepared_step {
+    std::tuple<evaluator_t<Xs>...> evs;
+    std::array<int, sizeof...(Xs)> dests{};
+    multi_loop<evaluator_t<Xs>...> loop;
+    void run(void* const* slots) override {
+      std::apply([&](auto&... ev) { (bind(ev, slots), ...); }, evs);
+      run_all(slots, std::index_sequence_for<Xs...>{});
+    }
+    template <std::size_t... K>
+    void run_all(void* const* slots, std::index_sequence<K...>) {
+      loop.run(std::tuple<value_type_t<Xs>*...>{static_cast<value_type_t<Xs>*>(slots[dests[K]])...},
+               std::get<K>(evs)...);
+    }
+  };
+
+  static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s) {
+    auto st = std::make_unique<step>();
+    const evaluator_builder b{g, p};
+    prepare_each(*st, b, s, std::index_sequence_for<Xs...>{});
+    const dims& shape = p.shapes[static_cast<std::size_t>(s.group[0][0])];
+    std::apply([&](auto&... ev) { (ev.broadcast_to(shape), ...); }, st->evs);
+    std::apply([&](auto&... ev) { st->loop.prepare(shape, ev...); }, st->evs);
+    return st;
+  }
+  template <std::size_t... K>
+  static void prepare_each(step& st, const evaluator_builder& b, const step_info& s, std::index_sequence<K...>) {
+    ((std::get<K>(st.evs) = b.build(std::type_identity<Xs>{}, s.group[K][0]), st.dests[K] = s.group[K][1]), ...);
+  }
+  static constexpr kernel_entry entry{&prepare};
+};
+
+// ---------------------------------------------------------------- reductions
+
+template <class X>
+struct reduce_kernel;
+
+template <class Op, class A, int Rank>
+struct reduce_kernel<reduce_node<Op, A, Rank>> {
+  using Ev = evaluator_t<A>;
+  using R = typename reduce_node<Op, A, Rank>::value_type;
+  static constexpr bool is_arg = std::is_same_v<Op, red::argmax> || std::is_same_v<Op, red::argmin>;
+  static constexpr bool is_nanmean = std::is_same_v<Op, red::nanmean>;
+  using loop_t = std::conditional_t<is_nanmean, nanmean_loop<R, Ev>, reduce_loop<Op, R, Ev>>;
+
+  struct step final : prepared_step {
+    Ev ev;
+    int dest = -1, scratch = -1, axis = -1;
+    dims keep, in;
+    loop_t loop;
+    std::string what;
+    void run(void* const* slots) override {
+      bind(ev, slots);
+      R* out = static_cast<R*>(slots[dest]);
+      if constexpr (is_arg) {
+        using V = typename Ev::value_type;
+        arg_reduce_into<Op>(out, static_cast<V*>(slots[scratch]), keep, in, axis, ev, what);
+      } else {
+        if (loop.empty(out, what)) return;
+        if constexpr (is_nanmean) {
+          bind(loop.numbers, slots);
+          loop.run(out, ev, static_cast<double*>(slots[scratch]));
+        } else {
+          loop.run(out, ev);
+        }
+      }
+    }
+  };
+
+  static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s) {
+    auto st = std::make_unique<step>();
+    const graph_node& n = g[s.node];
+    st->ev = evaluator_builder{g, p}.build(std::type_identity<A>{}, n.child[0]);
+    st->dest = s.dest;
+    st->scratch = s.scratch;
+    st->what = n.text;
+    st->in = p.shapes[static_cast<std::size_t>(n.child[0])];
+    const std::uint32_t mask = fusor::detail::reduced_axes(n, st->in.rank());
+    st->keep = fusor::detail::kept_shape(st->in, mask);
+    if constexpr (is_arg) {
+      st->axis = n.naxes == 0 ? -1 : fusor::detail::normalise_axis(n.axes[0], st->in.rank(), n.text);
+    } else {
+      st->loop.prepare(st->keep, st->in, st->ev);
+    }
+    return st;
+  }
+  static constexpr kernel_entry entry{&prepare};
+};
+
+// ---------------------------------------------------------------- dot
+
+template <class X>
+struct dot_kernel {
+  using V = value_type_t<X>;
+
+  struct step final : prepared_step {
+    int a = -1, b = -1, dest = -1;
+    std::size_t m = 0, n = 0, k = 0;
+    bool trans_a = false, trans_b = false;
+    void run(void* const* slots) override {
+      matmul(static_cast<const V*>(slots[a]), static_cast<const V*>(slots[b]), static_cast<V*>(slots[dest]), m, n,
+             k, trans_a, trans_b);
+    }
+  };
+
+  /// A matrix stored as the transpose of contiguous memory goes to BLAS as is,
+  /// with a flag.
+  static bool transposed(const node_value& v, int read) {
+    return v.slot == read && !v.contiguous();
+  }
+
+  static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s) {
+    auto st = std::make_unique<step>();
+    const graph_node& node = g[s.node];
+    const int ca = node.child[0], cb = node.child[1];
+    const dims& sa = p.shapes[static_cast<std::size_t>(ca)];
+    const dims& sb = p.shapes[static_cast<std::size_t>(cb)];
+    st->a = s.reads[0];
+    st->b = s.reads[1];
+    st->dest = s.dest;
+    st->trans_a = transposed(p.values[static_cast<std::size_t>(ca)], st->a);
+    st->trans_b = transposed(p.values[static_cast<std::size_t>(cb)], st->b);
+    st->m = sa.rank() == 2 ? sa[0] : 1;
+    st->n = sa[sa.rank() - 1];
+    st->k = sb.rank() == 2 ? sb[1] : 1;
+    return st;
+  }
+  static constexpr kernel_entry entry{&prepare};
+};
+
+// ---------------------------------------------------------------- exponent checks
+
+/// For an integer pow node of type X: refuses a negative exponent (NumPy:
+/// "integers to negative integer powers are not allowed"), by a min reduction
+/// fused with the exponent's expression; a constant is just read.
+template <class X>
+struct check_kernel;
+
+template <class F, class R, class Casts, class Base, class Exponent>
+struct check_kernel<map_node<F, R, Casts, Base, Exponent>> {
+  using Ev = evaluator_t<Exponent>;
+  using T = typename Ev::value_type;
+
+  struct step final : prepared_step {
+    Ev ev;
+    reduce_loop<red::min, T, Ev> loop;
+    std::string what;
+    void run(void* const* slots) override {
+      T lowest{};
+      if constexpr (is_scalar_leaf_v<Ev>) {
+        lowest = ev.value;
+      } else {
+        bind(ev, slots);
+        if (loop.in.elements() == 0) return;
+        loop.run(&lowest, ev);
+      }
+      if (lowest < T(0))
+        throw value_error(what + ": integers to negative integer powers are not allowed (an exponent is " +
+                          std::to_string(lowest) + "), as in NumPy; compute in floating point instead, e.g. "
+                          "pow(cast<double>(base), exponent)");
+    }
+  };
+
+  static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s) {
+    auto st = std::make_unique<step>();
+    const graph_node& n = g[s.node];
+    st->what = n.text;
+    st->ev = evaluator_builder{g, p}.build(std::type_identity<Exponent>{}, n.child[1]);
+    if constexpr (!is_scalar_leaf_v<Ev>) {
+      const dims& in = p.shapes[static_cast<std::size_t>(n.child[1])];
+      dims one;
+      for (std::size_t d = 0; d < in.rank(); ++d) one.push_back(1);
+      st->loop.prepare(one, in, st->ev);
+    }
+    return st;
+  }
+  static constexpr kernel_entry entry{&prepare};
+};
+
+// ---------------------------------------------------------------- argument conversion
+
+/// An argument of another dtype, converted to T (astype's rules, after the
+/// casting checks the binding made).
+template <element T>
+struct convert_kernel {
+  template <element S>
+  struct step final : prepared_step {
+    int from = -1, to = -1;
+    std::size_t n = 0;
+    void run(void* const* slots) override {
+      const S* src = static_cast<const S*>(slots[from]);
+      T* dst = static_cast<T*>(slots[to]);
+      for (std::size_t i = 0; i < n; ++i) dst[i] = convert_element<T>(src[i]);
+    }
+  };
+
+  static std::unique_ptr<prepared_step> prepare(const graph&, const plan& p, const step_info& s) {
+    const slot_info& from = p.slots[static_cast<std::size_t>(s.reads[0])];
+    return visit(from.type, [&](auto zero) -> std::unique_ptr<prepared_step> {
+      auto st = std::make_unique<step<decltype(zero)>>();
+      st->from = s.reads[0];
+      st->to = s.dest;
+      st->n = from.shape.elements();
+      return st;
+    });
+  }
+  static constexpr kernel_entry entry{&prepare};
+};
+
+}  // namespace fusor::cpu

@@ -1,0 +1,70 @@
+// fusor/compile/binding.hpp — checking the values a call is given, the same
+// way for compiled functions and for fusor::eval / fusor::assign: the
+// declared rank and broadcastable axes, a possible shape, the casting rules of
+// the input (strict, allow_downcast, safe upcasts, the exact-value rule for
+// C++ numbers), and which arguments the call may write. The result is the
+// planner's view of an argument (input_facts); nothing is copied here — an
+// argument of another dtype is converted by a step of the plan.
+#pragma once
+
+#include <string>
+#include <type_traits>
+
+#include "fusor/compile/plan.hpp"
+#include "fusor/core/dims.hpp"
+#include "fusor/expr/leaves.hpp"
+#include "fusor/shared/cast.hpp"
+#include "fusor/shared/constructor.hpp"
+
+namespace fusor {
+
+/// Checks `value` for input `in` and describes it. `lent`: passed to
+/// In(x, borrow) as a non-const lvalue, so the call may overwrite it (only
+/// when it has the input's dtype: a converted copy would help nobody). `who()`
+/// names the input in messages; it is called only on a refusal.
+template <class T, int N, class V, class Who>
+input_facts bind_argument(const input<T, N>& in, const V& value, cast_policy policy, bool lent, const Who& who) {
+  using C = shared_constructor<V>;
+  using S = typename C::element_type;
+  static_assert(rank_of<V> == dynamic_rank || rank_of<V> == N,
+                "FUSOR_RANK_MISMATCH: an argument's static rank differs from its input's rank");
+  input_facts a;
+  a.shape = C::shape(value);
+  std::uint32_t broadcastable = 0;
+  for (int d = 0; d < N; ++d)
+    if (in.broadcastable(static_cast<std::size_t>(d))) broadcastable |= 1u << d;
+  require_shape(who, static_cast<std::size_t>(N), broadcastable, a.shape, dtype_of<S>);
+  const S* src = C::data(value);
+  const std::size_t n = a.shape.elements();
+  // R28–R31: an exact dtype as is; otherwise only what the input's casting
+  // rules accept (a C++ number: when its value converts exactly).
+  check_cast<T, S>(who, src, n, std::is_arithmetic_v<V>, policy);
+  a.data = reinterpret_cast<const std::byte*>(src);
+  a.bytes = n * sizeof(S);
+  a.source = dtype_of<S>;
+  a.writable = lent && std::is_same_v<S, T> && rank_of<V> != 0;
+  return a;
+}
+
+/// An argument that shares bytes with another argument is not written,
+/// whatever the types (PyTensor #1026: two views of one buffer, one of them
+/// lent, must not see each other change mid-call).
+inline void unshare_writable(call_facts& f) noexcept {
+  for (std::size_t i = 0; i < f.inputs.size(); ++i) {
+    auto& a = f.inputs[i];
+    if (!a.writable) continue;
+    for (std::size_t j = 0; j < f.inputs.size(); ++j)
+      if (j != i && relation(a.data, a.bytes, f.inputs[j].data, f.inputs[j].bytes) != overlap::none) {
+        a.writable = false;
+        break;
+      }
+  }
+}
+
+/// Reads the facts of every shared variable of a graph, as they are now.
+inline void read_shared_facts(const graph& g, call_facts& f) {
+  f.shared.resize(g.shared.size());
+  for (std::size_t j = 0; j < g.shared.size(); ++j) f.shared[j] = g.shared[j].facts(g.shared[j].record);
+}
+
+}  // namespace fusor

@@ -1,0 +1,521 @@
+// fusor/compile/function.hpp — compiled functions (Theano's theano.function):
+//
+//   auto f = fusor::function(fusor::inputs(fusor::In(x, fusor::borrow)),
+//                            fusor::outputs(fusor::Out(y, fusor::borrow)),
+//                            fusor::updates(fusor::update(W, W - 0.1f * y)));
+//   auto r = f(xv);   // one output -> its value; several -> std::tuple
+//
+// The function is an orchestrator. Building it flattens its outputs and
+// updates into a graph (compile/graph.hpp). A call
+//   1. binds the arguments (compile/binding.hpp) and reads the shared
+//      variables' facts;
+//   2. takes the plan built for these facts, or builds one (compile/
+//      planner.hpp): shapes, steps, slots, in-place decisions — see f.plan();
+//   3. provides the memory the plan writes: the outputs, the spare buffers of
+//      updates not written in place (the buffer the variable held before:
+//      ping-pong, no allocation);
+//   4. runs the steps (backend/cpu): everything that can fail — a check, an
+//      allocation, a shape error — has happened before the first in-place
+//      write, and a borrowed output's earlier views are made stale before
+//      its buffer is rewritten;
+//   5. commits: installs the updates not written in place, hands buffers over
+//      ({A: B, B: A} swaps without copying). Nothing here throws.
+// A call that throws changes no shared variable and no lent argument.
+//
+// Every output and update is computed from the values the variables had when
+// the call began (simultaneous assignment, R57). With borrowed outputs, or
+// none, a steady-state call allocates nothing.
+//
+// Thread safety: a function object must not be called from two threads at
+// once (a concurrent call throws fusor::error). Distinct functions may run
+// concurrently when they update no common shared variable and no thread
+// changes a variable another function reads.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <xtensor/xarray.hpp>
+#include <xtensor/xtensor.hpp>
+
+#include "fusor/backend/cpu/backend.hpp"
+#include "fusor/compile/binding.hpp"
+#include "fusor/compile/borrowed_output.hpp"
+#include "fusor/compile/graph.hpp"
+#include "fusor/compile/profile.hpp"
+#include "fusor/compile/program.hpp"
+#include "fusor/compile/specs.hpp"
+#include "fusor/expr/visit.hpp"
+
+namespace fusor {
+
+/// Bytes a function holds (f.memory()).
+struct memory_report {
+  std::size_t arena_bytes = 0;        ///< the temporaries' arena, kept across calls
+  std::size_t temporary_bytes = 0;    ///< of which the last call's plan uses
+  std::size_t output_bytes = 0;       ///< borrowed-output buffers and spare update buffers
+  std::size_t arena_allocations = 0;  ///< arena allocations since construction (a steady state adds none)
+};
+
+namespace detail {
+
+template <std::size_t N, class F>
+void for_each_index(F&& f) {
+  [&]<std::size_t... K>(std::index_sequence<K...>) { (f(std::integral_constant<std::size_t, K>{}), ...); }(
+      std::make_index_sequence<N>{});
+}
+
+template <class R, int N>
+struct eval_result {
+  using type = xt::xtensor<R, static_cast<std::size_t>(N)>;
+};
+template <class R>
+struct eval_result<R, 0> {
+  using type = R;
+};
+template <class R>
+struct eval_result<R, dynamic_rank> {
+  using type = xt::xarray<R>;
+};
+
+/// A fresh value of expression X's result type and the given shape.
+template <class X>
+auto make_result(const dims& shape) {
+  using Result = typename eval_result<value_type_t<X>, rank_v<X>>::type;
+  if constexpr (rank_v<X> == 0) {
+    return Result{};
+  } else {
+    typename Result::shape_type s{};
+    if constexpr (rank_v<X> == dynamic_rank) s.resize(shape.rank());
+    for (std::size_t d = 0; d < shape.rank(); ++d) s[d] = shape[d];
+    return Result(s);
+  }
+}
+template <class Result>
+void* result_data(Result& r) {
+  if constexpr (std::is_arithmetic_v<Result>) return &r;
+  else return r.data();
+}
+
+/// A type list filtered to the plain (never in-place) outputs' expressions, as
+/// the multi-output kernel's parameters.
+template <class Backend, class... Xs>
+const void* multi_kernel_of(std::tuple<Xs...>*) {
+  if constexpr (sizeof...(Xs) < 2) return nullptr;
+  else return Backend::template multi_kernel<Xs...>();
+}
+
+}  // namespace detail
+
+/// What fusor::eval returns for an expression: its element type for rank 0,
+/// xt::xtensor<E, N> for a static rank, xt::xarray<E> otherwise.
+template <expression X>
+using eval_result_t = typename detail::eval_result<value_type_t<X>, rank_v<X>>::type;
+
+template <class Ins, class Outs, class Upds>
+class function;
+
+template <class... I, class... O, class... U>
+class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>> {
+  using backend = cpu::backend;
+  static constexpr std::size_t n_in = sizeof...(I);
+  static constexpr std::size_t n_out = sizeof...(O);
+  static constexpr std::size_t n_upd = sizeof...(U);
+  using in_tuple = std::tuple<I...>;
+  using out_tuple = std::tuple<O...>;
+  using upd_tuple = std::tuple<U...>;
+
+  template <std::size_t K>
+  using out_spec = std::tuple_element_t<K, out_tuple>;
+  template <std::size_t K>
+  using out_expr = typename out_spec<K>::expression_type;
+  template <std::size_t K>
+  using out_element = value_type_t<out_expr<K>>;
+  template <std::size_t K>
+  using upd_element = value_type_t<decltype(std::declval<std::tuple_element_t<K, upd_tuple>>().expression)>;
+
+  /// A borrowed elementwise output of the dtype of some input may be written
+  /// into a lent argument's buffer (R47).
+  template <std::size_t K>
+  static constexpr bool candidate_output =
+      out_spec<K>::borrow && is_elementwise_v<out_expr<K>> &&
+      (std::is_same_v<typename decltype(std::declval<I>().variable)::value_type, out_element<K>> || ... || false);
+
+  /// What a call produces for output K: a fresh value (Out(y)), or a fusor::array.
+  template <std::size_t K>
+  using result_t = std::conditional_t<!out_spec<K>::borrow && !out_spec<K>::internal, eval_result_t<out_expr<K>>,
+                                      array<out_element<K>>>;
+
+  template <class E>
+  struct output_slot {
+    array<E> buffer;  ///< a borrowed output's buffer, reused by every call
+    std::shared_ptr<output_stamp> stamp = std::make_shared<output_stamp>();
+  };
+  template <class E>
+  struct update_slot {
+    array<E> spare;  ///< the buffer the variable held before the previous call (ping-pong)
+  };
+
+ public:
+  function(inputs_t<I...> ins, outputs_t<O...> outs = {}, updates_t<U...> upds = {})
+      : ins_(std::move(ins.items)), outs_(std::move(outs.items)), upds_(std::move(upds.items)) {
+    check_inputs_distinct();
+    check_updates();
+    build_graph();
+    detail::for_each_index<n_out>([&](auto k) {
+      std::get<k>(out_slots_).stamp->what =
+          "borrowed output " + std::to_string(k) + " (" + std::get<k>(outs_).expression.str() + ")";
+    });
+    facts_.inputs.resize(n_in);
+    if (const char* env = std::getenv("FUSOR_PROFILE"); env && *env && *env != '0') profiling_ = true;
+  }
+
+  /// A function with updates and no outputs.
+  function(inputs_t<I...> ins, updates_t<U...> upds)
+    requires(sizeof...(O) == 0)
+      : function(std::move(ins), outputs_t<>{}, std::move(upds)) {}
+
+  function(const function&) = delete;
+  function& operator=(const function&) = delete;
+
+  /// Calls the function; arguments match inputs(...) by position.
+  template <class... A>
+  decltype(auto) operator()(A&&... args) {
+    static_assert(sizeof...(A) == n_in,
+                  "FUSOR_WRONG_ARGUMENT_COUNT: a fusor::function takes exactly one argument per entry of its "
+                  "inputs(...), in the same order");
+    if (busy_.exchange(true, std::memory_order_acquire))
+      throw error("fusor::function: called while another call of the same function object is running; one "
+                  "function object must not be called from two threads at once");
+    struct release {
+      std::atomic<bool>& flag;
+      ~release() { flag.store(false, std::memory_order_release); }
+    } guard{busy_};
+    bind_all(std::index_sequence_for<A...>{}, std::forward<A>(args)...);
+    read_shared_facts(prog_.graph(), facts_);
+    unshare_writable(facts_);
+    auto& entry = prog_.plan_for(facts_);
+    const fusor::plan& p = entry.plan;
+    prog_.bind_slots(entry, facts_);
+    auto results = prepare_outputs(p, std::index_sequence_for<O...>{});
+    bind_results(p, results, std::index_sequence_for<O...>{});
+    prepare_spares(p);
+    prog_.run(entry, profiling_ ? &profile_ : nullptr, [&](const step_info& s) { stale_before_write(s); });
+    commit(p);
+    return make_outputs(p, results, std::index_sequence_for<O...>{});
+  }
+
+  /// Bytes held by the function.
+  memory_report memory() const {
+    memory_report r;
+    r.arena_bytes = prog_.arena_bytes();
+    if (const auto* e = prog_.current()) r.temporary_bytes = e->plan.arena_bytes;
+    r.arena_allocations = prog_.arena_allocations();
+    std::apply([&](const auto&... s) { ((r.output_bytes += s.buffer.storage().bytes()), ...); }, out_slots_);
+    std::apply([&](const auto&... s) { ((r.output_bytes += s.spare.storage().bytes()), ...); }, upd_slots_);
+    return r;
+  }
+
+  /// Per-kernel calls, time, bytes moved and GB/s, when profiling is on
+  /// (enable_profiling(), or FUSOR_PROFILE=1 in the environment).
+  const profile_report& profile() const noexcept { return profile_; }
+  void enable_profiling(bool on = true) noexcept { profiling_ = on; }
+  bool profiling() const noexcept { return profiling_; }
+
+  /// The plan the last call ran, printed: the shapes it was built for, its
+  /// steps with the slots they read and write, the arena, and every in-place
+  /// decision with its reason.
+  std::string plan() const {
+    const auto* e = prog_.current();
+    return e ? e->plan.str(prog_.graph()) : std::string("no plan yet: the function has not been called");
+  }
+  /// The plan the last call ran, as data (throws before the first call).
+  const fusor::plan& last_plan() const {
+    const auto* e = prog_.current();
+    if (!e) throw value_error("fusor::function: no plan yet: the function has not been called");
+    return e->plan;
+  }
+  /// The graph the function was built into.
+  const fusor::graph& graph() const noexcept { return prog_.graph(); }
+  /// How many plans the function has built (one per new signature).
+  std::size_t plans_built() const noexcept { return prog_.plans_built(); }
+
+  /// How the last call wrote update k / output k: in place or not.
+  bool update_was_in_place(std::size_t k) const noexcept {
+    const auto* e = prog_.current();
+    return e && k < n_upd && e->plan.updates[k].in_place;
+  }
+  bool output_was_in_place(std::size_t k) const noexcept {
+    const auto* e = prog_.current();
+    return e && k < n_out && e->plan.outputs[k].in_place;
+  }
+  /// Whether the last call gave update k another updated variable's buffer.
+  bool update_was_transfer(std::size_t k) const noexcept {
+    const auto* e = prog_.current();
+    return e && k < n_upd && e->plan.updates[k].transfer_from >= 0;
+  }
+
+ private:
+  // ------------------------------------------------------------ build-time checks
+
+  void check_inputs_distinct() const {
+    std::array<std::uint64_t, n_in + 1> ids{};
+    std::array<std::string, n_in + 1> names{};
+    detail::for_each_index<n_in>([&](auto k) {
+      ids[k] = std::get<k>(ins_).variable.id();
+      names[k] = std::get<k>(ins_).variable.str();
+    });
+    for (std::size_t a = 0; a < n_in; ++a)
+      for (std::size_t b = a + 1; b < n_in; ++b)
+        if (ids[a] == ids[b])
+          throw value_error("fusor::function: input '" + names[a] + "' is listed twice in inputs(...), at positions " +
+                            std::to_string(a) + " and " + std::to_string(b) + " (R40)");
+  }
+
+  void check_updates() const {
+    std::array<std::uint64_t, n_upd + 1> targets{};
+    detail::for_each_index<n_upd>([&](auto k) {
+      const auto& u = std::get<k>(upds_);
+      const auto& var = u.variable;
+      for (std::size_t j = 0; j < k; ++j)
+        if (targets[j] == var.id())
+          throw value_error("fusor::function: " + var.record()->describe() + " has two update expressions (R54)");
+      targets[k] = var.id();
+      const std::vector<bool> want = var.broadcastable();
+      const std::vector<bool> got = broadcastable_pattern(u.expression, want.size());
+      if (want != got)
+        throw value_error("fusor::function: the update of " + var.record()->describe() + ", " + u.expression.str() +
+                          ", has broadcastable pattern " + pattern_str(got) + " but the variable's is " +
+                          pattern_str(want) +
+                          ": an update must keep the variable's type (R55). Give the variable the same pattern, or "
+                          "make the expression vary along those axes (a dtype difference is fixed with "
+                          "fusor::cast<E>(...))");
+    });
+  }
+
+  static std::string pattern_str(const std::vector<bool>& p) {
+    std::string s = "(";
+    for (std::size_t i = 0; i < p.size(); ++i) s += (i ? ", " : "") + std::string(p[i] ? "True" : "False");
+    return s + (p.size() == 1 ? ",)" : ")");
+  }
+
+  // ------------------------------------------------------------ the graph
+
+  template <std::size_t K>
+  static constexpr bool plain_output = !candidate_output<K>;
+
+  template <std::size_t... K>
+  static auto plain_types(std::index_sequence<K...>)
+      -> decltype(std::tuple_cat(
+          std::declval<std::conditional_t<plain_output<K>, std::tuple<out_expr<K>>, std::tuple<>>>()...));
+  using plain_tuple = decltype(plain_types(std::index_sequence_for<O...>{}));
+
+  void build_graph() {
+    fusor::graph& g = prog_.graph();
+    graph_builder<backend> b(g);
+    detail::for_each_index<n_in>([&](auto k) { b.declare_input(std::get<k>(ins_).variable); });
+    detail::for_each_index<n_out>([&](auto k) {
+      graph_output o;
+      o.node = b.add_root(std::get<k>(outs_).expression);
+      o.borrow = out_spec<k>::borrow;
+      o.internal = out_spec<k>::internal;
+      o.candidate = candidate_output<k>;
+      g.outputs.push_back(o);
+    });
+    detail::for_each_index<n_upd>([&](auto k) {
+      const auto& u = std::get<k>(upds_);
+      graph_update gu;
+      gu.node = b.add_root(u.expression);
+      gu.variable = b.add_shared(u.variable);
+      gu.broadcastable = u.variable.record()->broadcastable_mask();
+      g.updates.push_back(gu);
+    });
+    if (g.inputs.size() != n_in)
+      throw value_error("fusor::function: an expression reads input '" + g.inputs[n_in].name +
+                        "', which is not among the function's inputs(...)");
+    g.multi_output_kernel = detail::multi_kernel_of<backend>(static_cast<plain_tuple*>(nullptr));
+  }
+
+  // ------------------------------------------------------------ binding
+
+  template <std::size_t... K, class... A>
+  void bind_all(std::index_sequence<K...>, A&&... args) {
+    (bind_one<K>(std::forward<A>(args)), ...);
+  }
+
+  template <std::size_t K, class A>
+  void bind_one(A&& arg) {
+    using Spec = std::tuple_element_t<K, in_tuple>;
+    using V = std::remove_cvref_t<A>;
+    static_assert(tensor_shareable<V>,
+                  "fusor::function: an argument must be a value fusor knows: xt::xarray, xt::xtensor, std::vector, an "
+                  "arithmetic scalar, or a type registered with fusor::shared_constructor");
+    const Spec& spec = std::get<K>(ins_);
+    // Writable only when lent with In(x, borrow) as a non-const lvalue.
+    const bool lent = spec.options.borrow && std::is_lvalue_reference_v<A&&> &&
+                      !std::is_const_v<std::remove_reference_t<A>>;
+    facts_.inputs[K] = bind_argument(spec.variable, arg, cast_policy{spec.options.strict, spec.options.allow_downcast},
+                                     lent, [&] { return "input " + std::to_string(K) + " ('" + spec.variable.str() + "')"; });
+  }
+
+  // ------------------------------------------------------------ memory the plan writes
+
+  template <std::size_t... K>
+  auto prepare_outputs(const fusor::plan& p, std::index_sequence<K...>) {
+    return std::tuple<result_t<K>...>{prepare_output<K>(p)...};
+  }
+
+  template <std::size_t K>
+  result_t<K> prepare_output(const fusor::plan& p) {
+    using E = out_element<K>;
+    const output_plan& o = p.outputs[K];
+    if (o.in_place) return result_t<K>{};  // the lent input's buffer (R47)
+    if constexpr (out_spec<K>::borrow) {
+      // A borrowed output reuses its buffer; memory that still fits is kept.
+      auto& slot = std::get<K>(out_slots_).buffer;
+      if (!slot.storage().data() || !(slot.shape() == o.shape)) {
+        if (slot.storage().how() == ownership::owned && slot.storage().data() &&
+            slot.storage().bytes() >= o.shape.elements() * sizeof(E))
+          slot = array<E>(slot.storage(), o.shape);
+        else
+          slot = array<E>::allocate(o.shape);
+      }
+      prog_.slot(o.slot) = slot.mutable_data();
+      return slot;
+    } else if constexpr (out_spec<K>::internal) {
+      auto a = array<E>::allocate(o.shape);
+      prog_.slot(o.slot) = a.mutable_data();
+      return a;
+    } else {
+      auto r = detail::make_result<out_expr<K>>(o.shape);
+      return r;
+    }
+  }
+
+  /// Points the plain results' slots at their data (after the tuple holding
+  /// them stopped moving).
+  template <class Results, std::size_t... K>
+  void bind_results(const fusor::plan& p, Results& results, std::index_sequence<K...>) {
+    (
+        [&] {
+          if constexpr (!out_spec<K>::borrow && !out_spec<K>::internal)
+            prog_.slot(p.outputs[K].slot) = detail::result_data(std::get<K>(results));
+        }(),
+        ...);
+  }
+
+  void prepare_spares(const fusor::plan& p) {
+    detail::for_each_index<n_upd>([&](auto k) {
+      const update_plan& u = p.updates[k];
+      if (u.in_place || u.transfer_from >= 0) return;
+      using E = upd_element<k>;
+      auto& spare = std::get<k>(upd_slots_).spare;
+      // The buffer the variable held before the previous call, when nobody
+      // else holds it and it fits (ping-pong); else a new one. (Never a
+      // borrowed buffer: once the variable let go of it, it is the user's.)
+      if (spare.storage().how() != ownership::borrowed && spare.storage().data() && spare.storage().use_count() == 1 &&
+          spare.storage().bytes() >= u.shape.elements() * sizeof(E))
+        spare = array<E>(spare.storage(), u.shape);
+      else
+        spare = array<E>::allocate(u.shape, std::get<k>(upds_).variable.space());
+      prog_.slot(u.spare) = spare.mutable_data();
+    });
+  }
+
+  /// Before a step rewrites a borrowed output's buffer, the views of earlier
+  /// calls go stale: a call that fails later never leaves them silently showing
+  /// its partial results.
+  void stale_before_write(const step_info& s) noexcept {
+    auto stale = [&](int k) {
+      detail::for_each_index<n_out>([&](auto K) {
+        if constexpr (out_spec<K>::borrow)
+          if (static_cast<int>(K) == k) std::get<K>(out_slots_).stamp->generation.fetch_add(1, std::memory_order_acq_rel);
+      });
+    };
+    if (s.kind == step_kind::output) stale(s.target);
+    else if (s.kind == step_kind::outputs)
+      for (const auto& entry : s.group) stale(entry[2]);
+  }
+
+  // ------------------------------------------------------------ commit
+
+  void commit(const fusor::plan& p) noexcept {
+    // Snapshot the pre-call buffers that are handed over before anything is
+    // installed: every update sees the state of the call's start.
+    detail::for_each_index<n_upd>([&](auto k) {
+      const int from = p.updates[k].transfer_from;
+      if (from < 0) return;
+      detail::for_each_index<n_upd>([&](auto j) {
+        if (static_cast<int>(j) != from) return;
+        if constexpr (std::is_same_v<upd_element<k>, upd_element<j>>)
+          std::get<k>(upd_slots_).spare = std::get<j>(upds_).variable.record()->storage();
+      });
+    });
+    detail::for_each_index<n_upd>([&](auto k) {
+      const update_plan& u = p.updates[k];
+      auto& record = *std::get<k>(upds_).variable.record();
+      if (u.in_place) {
+        record.written_in_place();
+        return;
+      }
+      auto& slot = std::get<k>(upd_slots_);
+      slot.spare = record.exchange(std::move(slot.spare));
+      // A transferred buffer now belongs to its new variable.
+      if (u.transfer_from >= 0 || u.transfer_source) slot.spare = array<upd_element<k>>();
+    });
+  }
+
+  template <class Results, std::size_t... K>
+  decltype(auto) make_outputs(const fusor::plan& p, Results& results, std::index_sequence<K...>) {
+    if constexpr (n_out == 0) return;
+    else if constexpr (n_out == 1) return make_output<0>(p, results);
+    else return std::make_tuple(make_output<K>(p, results)...);
+  }
+
+  template <std::size_t K, class Results>
+  auto make_output(const fusor::plan& p, Results& results) {
+    using E = out_element<K>;
+    constexpr int R = rank_v<out_expr<K>>;
+    auto& r = std::get<K>(results);
+    if constexpr (!out_spec<K>::borrow && !out_spec<K>::internal) {
+      return std::move(r);
+    } else {
+      array<E> storage = r;
+      const output_plan& o = p.outputs[K];
+      if (o.in_place) {  // the output is the lent argument's buffer (R47)
+        const auto& in = facts_.inputs[static_cast<std::size_t>(o.input)];
+        storage = array<E>(buffer::borrow(const_cast<std::byte*>(in.data), in.bytes), o.shape);
+      }
+      if constexpr (out_spec<K>::internal) return storage;
+      else return borrowed_output<E, R>(storage, std::get<K>(out_slots_).stamp);
+    }
+  }
+
+  in_tuple ins_;
+  out_tuple outs_;
+  upd_tuple upds_;
+  program<backend> prog_;
+  call_facts facts_;
+  std::tuple<output_slot<value_type_t<typename O::expression_type>>...> out_slots_;
+  std::tuple<update_slot<value_type_t<decltype(std::declval<U>().expression)>>...> upd_slots_;
+  bool profiling_ = false;
+  profile_report profile_;
+  std::atomic<bool> busy_{false};
+};
+
+template <class... I, class... O, class... U>
+function(inputs_t<I...>, outputs_t<O...>, updates_t<U...>) -> function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>>;
+template <class... I, class... O>
+function(inputs_t<I...>, outputs_t<O...>) -> function<inputs_t<I...>, outputs_t<O...>, updates_t<>>;
+template <class... I, class... U>
+function(inputs_t<I...>, updates_t<U...>) -> function<inputs_t<I...>, outputs_t<>, updates_t<U...>>;
+
+}  // namespace fusor

@@ -1,0 +1,398 @@
+// fusor/compile/graph.hpp — an expression as data: the planner's input.
+//
+// Expressions are C++ types; the planner works on run-time data. When a
+// function (or an eval / assign) is built, its expressions are walked once and
+// flattened into a graph: one node per distinct sub-expression, children by
+// index. Identical sub-trees over the same leaves (same node types, same
+// inputs and shared variables, same constants bit for bit, same axes) become
+// one node, so a sub-expression used twice — `dot(x, w)` in a cost and in its
+// gradient — is planned, and computed, once.
+//
+// The graph is backend-neutral. A backend contributes one thing per node: the
+// kernels compiled for the node's C++ type (`graph_node::kernels`), which only
+// the backend itself interprets. Everything else — shapes, fusion groups,
+// slots, liveness, in-place decisions — is decided on this data by code that
+// is compiled once, not once per node type.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "fusor/core/config.hpp"
+#include "fusor/core/dims.hpp"
+#include "fusor/core/dtype.hpp"
+#include "fusor/expr/dot.hpp"
+#include "fusor/expr/elementwise.hpp"
+#include "fusor/expr/leaves.hpp"
+#include "fusor/expr/reduction.hpp"
+#include "fusor/expr/shape_ops.hpp"
+#include "fusor/shared/variable.hpp"
+
+namespace fusor {
+
+enum class node_kind : std::uint8_t { input, shared, constant, map, cast, reduce, dot, transpose, reshape };
+
+/// What a reduction computes (the run-time name of red::*).
+enum class reduce_kind : std::uint8_t { sum, mean, prod, max, min, argmax, argmin, nansum, nanmean, nanmax, nanmin };
+
+namespace detail {
+template <class Op>
+constexpr reduce_kind reduce_kind_of() {
+  if constexpr (std::is_same_v<Op, red::sum>) return reduce_kind::sum;
+  else if constexpr (std::is_same_v<Op, red::mean>) return reduce_kind::mean;
+  else if constexpr (std::is_same_v<Op, red::prod>) return reduce_kind::prod;
+  else if constexpr (std::is_same_v<Op, red::max>) return reduce_kind::max;
+  else if constexpr (std::is_same_v<Op, red::min>) return reduce_kind::min;
+  else if constexpr (std::is_same_v<Op, red::argmax>) return reduce_kind::argmax;
+  else if constexpr (std::is_same_v<Op, red::argmin>) return reduce_kind::argmin;
+  else if constexpr (std::is_same_v<Op, red::nansum>) return reduce_kind::nansum;
+  else if constexpr (std::is_same_v<Op, red::nanmean>) return reduce_kind::nanmean;
+  else if constexpr (std::is_same_v<Op, red::nanmax>) return reduce_kind::nanmax;
+  else return reduce_kind::nanmin;
+}
+}  // namespace detail
+
+/// Why a node needs a kernel of its own (a backend compiles one per role).
+enum class kernel_role : std::uint8_t {
+  group,   ///< evaluate the node's fused sub-tree into a destination
+  reduce,  ///< a reduction fused with its operand
+  dot,     ///< a dot product of two operands in memory
+  check,   ///< an integer pow: refuse a negative exponent before any write
+  count
+};
+
+/// One node of the graph.
+struct graph_node {
+  node_kind kind{};
+  dtype type{};                        ///< the node's element type
+  int static_rank = dynamic_rank;
+  int arity = 0;
+  std::array<int, 3> child{-1, -1, -1};
+  int leaf = -1;                       ///< input / shared / constant: index in the graph's tables
+  /// Reads its operands only at the index it computes (no reduction, dot,
+  /// permutation or reshape below it): the static half of an in-place write.
+  bool elementwise = false;
+  // reduce: the operation, its axes (empty: all), keepdims
+  reduce_kind op{};
+  std::array<int, max_rank> axes{};
+  int naxes = 0;
+  bool keepdims = false;
+  // transpose: the permutation (count 0: reverse all); reshape: the extents
+  std::array<index_t, max_rank> params{};
+  int nparams = 0;
+  /// The node as fusor prints it ("exp(W) + x"): plans and messages.
+  std::string text;
+  /// The backend's kernels for this node's C++ type, by role (null: none).
+  std::array<const void*, static_cast<std::size_t>(kernel_role::count)> kernels{};
+  bool has_kernel(kernel_role r) const noexcept { return kernels[static_cast<std::size_t>(r)] != nullptr; }
+};
+
+/// A symbolic input of the graph (a function's explicit input, or a value
+/// bound in eval): identity, name, declared rank, dtype and pattern.
+struct graph_input {
+  std::uint64_t id = 0;
+  std::string name;
+  int rank = 0;
+  dtype type{};
+  std::uint32_t broadcastable = 0;  ///< bit d: axis d must have length 1
+  const void* convert = nullptr;    ///< the backend's kernel converting an argument of another dtype
+};
+
+/// What the planner reads of a shared variable at each call.
+struct shared_facts {
+  const std::byte* data = nullptr;
+  std::size_t bytes = 0;
+  dims shape;
+  bool has_value = false;
+  /// Someone besides the variable holds its buffer (a view from
+  /// get_value(borrow), an earlier borrowed output): never written in place.
+  bool viewed = false;
+  bool borrowed_storage = false;
+};
+
+/// A shared variable read or updated by the graph: a type-erased handle on
+/// its record (kept alive by the expressions that hold the variable).
+struct graph_shared {
+  const variable_base* record = nullptr;
+  std::uint64_t id = 0;
+  dtype type{};
+  int rank = 0;
+  memory_space space = host;
+  shared_facts (*facts)(const variable_base*) = nullptr;
+  std::string describe() const { return record->describe(); }
+};
+
+/// A C++ constant of the graph, bit for bit.
+struct graph_constant {
+  dtype type{};
+  std::uint64_t bits = 0;
+};
+
+/// An output of the graph (a function's Out, or eval's result).
+struct graph_output {
+  int node = -1;
+  bool borrow = false;
+  bool internal = false;
+  /// A borrowed elementwise output of some input's dtype: it may be written
+  /// into a buffer lent with In(x, borrow) that it reads (R47).
+  bool candidate = false;
+};
+
+/// An update of the graph (a function's update, or assign's destination).
+struct graph_update {
+  int node = -1;
+  int variable = -1;  ///< index in graph::shared
+  std::uint32_t broadcastable = 0;
+};
+
+class graph {
+ public:
+  std::vector<graph_node> nodes;
+  std::vector<graph_input> inputs;
+  std::vector<graph_shared> shared;
+  std::vector<graph_constant> constants;
+  std::vector<graph_output> outputs;
+  std::vector<graph_update> updates;
+  /// A kernel computing several outputs of one shape in one pass (W6), for the
+  /// outputs that are not in-place candidates; null when the backend has none.
+  const void* multi_output_kernel = nullptr;
+
+  const graph_node& operator[](int i) const noexcept { return nodes[static_cast<std::size_t>(i)]; }
+  int size() const noexcept { return static_cast<int>(nodes.size()); }
+
+  /// The shared-table index of a variable, or -1.
+  int shared_index(std::uint64_t id) const noexcept {
+    for (std::size_t i = 0; i < shared.size(); ++i)
+      if (shared[i].id == id) return static_cast<int>(i);
+    return -1;
+  }
+};
+
+/// An integer pow with a signed integer exponent: NumPy refuses negative
+/// exponents, so the exponent is checked before any kernel writes. (The
+/// conversion to the power's dtype keeps the sign: promotion never narrows.)
+template <class X>
+inline constexpr bool is_checked_pow_v = false;
+template <class R, class Casts, class Base, class Exponent>
+inline constexpr bool is_checked_pow_v<map_node<fn::power, R, Casts, Base, Exponent>> =
+    std::is_integral_v<R> && std::is_integral_v<value_type_t<Exponent>> &&
+    std::is_signed_v<value_type_t<Exponent>> && !std::is_same_v<value_type_t<Exponent>, bool>;
+
+template <class X>
+inline constexpr bool is_dot_v = false;
+template <class A, class B>
+inline constexpr bool is_dot_v<dot_node<A, B>> = true;
+
+namespace detail {
+template <element E>
+shared_facts tensor_facts(const variable_base* v) {
+  const auto& record = *static_cast<const tensor_variable<E>*>(v);
+  shared_facts f;
+  f.has_value = record.has_value();
+  if (!f.has_value) return f;
+  const auto& a = record.storage();
+  f.data = reinterpret_cast<const std::byte*>(a.data());
+  f.bytes = a.bytes();
+  f.shape = a.shape();
+  f.borrowed_storage = a.storage().how() == ownership::borrowed;
+  f.viewed = !f.borrowed_storage && a.storage().use_count() > 1;
+  return f;
+}
+
+template <class X>
+std::uint64_t type_key() noexcept {
+  return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&type_tag<X>));
+}
+}  // namespace detail
+
+/// Flattens expressions into a graph. `Backend` provides, for a role R and a
+/// node type X, `template <kernel_role R, class X> static const void* kernel()`:
+/// the compiled kernel the backend will prepare steps from; and
+/// `template <class T> static const void* convert_kernel()` for inputs of T.
+template <class Backend>
+class graph_builder {
+ public:
+  explicit graph_builder(graph& g) : g_(g) {}
+
+  /// Declares an explicit input (in call order); returns its index.
+  template <class T, int N>
+  int declare_input(const input<T, N>& in) {
+    graph_input gi;
+    gi.id = in.id();
+    gi.name = in.str();
+    gi.rank = N;
+    gi.type = dtype_of<T>;
+    for (int d = 0; d < N; ++d)
+      if (in.broadcastable(static_cast<std::size_t>(d))) gi.broadcastable |= 1u << d;
+    gi.convert = Backend::template convert_kernel<T>();
+    g_.inputs.push_back(std::move(gi));
+    return static_cast<int>(g_.inputs.size()) - 1;
+  }
+
+  /// Adds an expression whose value is needed in memory (an output, an
+  /// update, a materialised operand); returns its node.
+  template <class X>
+  int add_root(const X& e) {
+    const int n = add(e);
+    mark<kernel_role::group, X>(n);
+    return n;
+  }
+
+  /// Adds a shared variable the graph reads or updates; returns its index.
+  template <class T>
+  int add_shared(const shared<T>& s) {
+    const int existing = g_.shared_index(s.id());
+    if (existing >= 0) return existing;
+    graph_shared gs;
+    gs.record = s.record().get();
+    gs.id = s.id();
+    gs.type = dtype_of<element_type_of<T>>;
+    gs.rank = static_cast<int>(s.rank());
+    gs.space = s.space();
+    gs.facts = &detail::tensor_facts<element_type_of<T>>;
+    g_.shared.push_back(gs);
+    return static_cast<int>(g_.shared.size()) - 1;
+  }
+
+  /// Adds a node (or finds the identical one already there).
+  template <class X>
+  int add(const X& e) {
+    graph_node n;
+    n.type = dtype_of<value_type_t<X>>;
+    n.static_rank = X::rank;
+    std::vector<std::uint64_t> key{detail::type_key<X>()};
+    describe(e, n, key);
+    n.text = e.str();
+    for (int c = 0; c < n.arity; ++c) key.push_back(static_cast<std::uint64_t>(n.child[static_cast<std::size_t>(c)]));
+    if (auto found = index_.find(key); found != index_.end()) return found->second;
+    g_.nodes.push_back(std::move(n));
+    const int id = g_.size() - 1;
+    index_.emplace(std::move(key), id);
+    if constexpr (requires { typename X::operation; }) mark<kernel_role::reduce, X>(id);
+    if constexpr (is_dot_v<X>) mark<kernel_role::dot, X>(id);
+    if constexpr (is_checked_pow_v<X>) mark<kernel_role::check, X>(id);
+    return id;
+  }
+
+ private:
+  template <kernel_role Role, class X>
+  void mark(int node) {
+    auto& slot = g_.nodes[static_cast<std::size_t>(node)].kernels[static_cast<std::size_t>(Role)];
+    if (!slot) slot = Backend::template kernel<Role, X>();
+  }
+
+  template <class T, int N>
+  void describe(const input<T, N>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+    n.kind = node_kind::input;
+    n.elementwise = true;
+    n.leaf = -1;
+    for (std::size_t i = 0; i < g_.inputs.size(); ++i)
+      if (g_.inputs[i].id == e.id()) n.leaf = static_cast<int>(i);
+    if (n.leaf < 0) n.leaf = declare_input(e);
+    key.push_back(e.id());
+  }
+  template <class T>
+  void describe(const shared_leaf<T>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+    n.kind = node_kind::shared;
+    n.elementwise = true;
+    n.leaf = add_shared(e.variable());
+    key.push_back(e.variable().id());
+  }
+  template <element E>
+  void describe(const constant<E>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+    n.kind = node_kind::constant;
+    n.elementwise = true;
+    graph_constant c;
+    c.type = dtype_of<E>;
+    const E v = e.value();
+    std::memcpy(&c.bits, &v, sizeof(E));
+    g_.constants.push_back(c);
+    n.leaf = static_cast<int>(g_.constants.size()) - 1;
+    key.push_back(c.bits);
+  }
+  template <class F, class R, class Casts, class... A>
+  void describe(const map_node<F, R, Casts, A...>& e, graph_node& n, std::vector<std::uint64_t>&) {
+    n.kind = node_kind::map;
+    n.arity = static_cast<int>(sizeof...(A));
+    std::size_t k = 0;
+    std::apply([&](const auto&... a) { ((n.child[k++] = add(a)), ...); }, e.args());
+    n.elementwise = true;
+    for (int c = 0; c < n.arity; ++c) n.elementwise = n.elementwise && g_[n.child[static_cast<std::size_t>(c)]].elementwise;
+  }
+  template <element T, class A>
+  void describe(const cast_node<T, A>& e, graph_node& n, std::vector<std::uint64_t>&) {
+    n.kind = node_kind::cast;
+    n.arity = 1;
+    n.child[0] = add(e.arg());
+    n.elementwise = g_[n.child[0]].elementwise;
+  }
+  template <class Op, class A, int R>
+  void describe(const reduce_node<Op, A, R>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+    n.kind = node_kind::reduce;
+    n.op = detail::reduce_kind_of<Op>();
+    n.arity = 1;
+    n.child[0] = add(e.arg());
+    n.naxes = e.axis_count();
+    for (int i = 0; i < n.naxes; ++i) n.axes[static_cast<std::size_t>(i)] = e.axis(i);
+    n.keepdims = e.keeps_dims();
+    key.push_back(static_cast<std::uint64_t>(n.naxes) | (n.keepdims ? 1ull << 32 : 0));
+    for (int i = 0; i < n.naxes; ++i) key.push_back(static_cast<std::uint64_t>(static_cast<std::int64_t>(e.axis(i))));
+  }
+  template <class A, class B>
+  void describe(const dot_node<A, B>& e, graph_node& n, std::vector<std::uint64_t>&) {
+    using V = typename dot_node<A, B>::value_type;
+    n.kind = node_kind::dot;
+    n.arity = 2;
+    // BLAS multiplies operands of the result's dtype: another one is cast
+    // (and so materialised) first.
+    auto as_v = [&](const auto& operand) {
+      using O = std::remove_cvref_t<decltype(operand)>;
+      if constexpr (std::is_same_v<value_type_t<O>, V>) return operand_in_memory(operand);
+      else return operand_in_memory(cast<V>(operand));
+    };
+    n.child[0] = as_v(e.lhs());
+    n.child[1] = as_v(e.rhs());
+  }
+  template <class A>
+  void describe(const transpose_node<A>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+    n.kind = node_kind::transpose;
+    n.arity = 1;
+    n.child[0] = operand_in_memory(e.arg());
+    n.nparams = e.count();
+    for (int i = 0; i < n.nparams; ++i) n.params[static_cast<std::size_t>(i)] = e.perm(i);
+    key.push_back(static_cast<std::uint64_t>(n.nparams));
+    for (int i = 0; i < n.nparams; ++i) key.push_back(static_cast<std::uint64_t>(n.params[static_cast<std::size_t>(i)]));
+  }
+  template <class A, int N>
+  void describe(const reshape_node<A, N>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+    n.kind = node_kind::reshape;
+    n.arity = 1;
+    n.child[0] = operand_in_memory(e.arg());
+    n.nparams = N;
+    for (int i = 0; i < N; ++i) n.params[static_cast<std::size_t>(i)] = e.extent(i);
+    for (int i = 0; i < N; ++i) key.push_back(static_cast<std::uint64_t>(n.params[static_cast<std::size_t>(i)]));
+  }
+
+  /// An operand read from memory (dot, transpose, reshape): a compound one is
+  /// materialised first, so it needs a group kernel.
+  template <class X>
+  int operand_in_memory(const X& e) {
+    const int n = add(e);
+    // A compound operand is materialised; a view may need copying too (a
+    // dot of an operand permuted beyond what BLAS takes).
+    mark<kernel_role::group, X>(n);
+    return n;
+  }
+
+  graph& g_;
+  std::map<std::vector<std::uint64_t>, int> index_;
+};
+
+}  // namespace fusor

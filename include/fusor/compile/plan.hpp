@@ -1,0 +1,280 @@
+// fusor/compile/plan.hpp — the plan: what a call runs, as data.
+//
+// A plan is built from a graph and the facts of one call (shapes, dtypes, which
+// buffers alias which) and is valid for every later call with the same facts
+// (its signature). It lists:
+//   - slots: every value that lives in memory — the inputs, the shared
+//     variables, the temporaries (with byte offsets in one arena, reused
+//     according to liveness), the outputs and the spare buffers of updates;
+//   - for every node, how its value is read (a slot and a strided view), or
+//     that it is fused into its consumers;
+//   - steps, in order: exponent checks, input conversions, temporaries
+//     (reductions fused with their operand, dot products, materialised
+//     operands), the outputs (one fused pass where they share a shape), the
+//     updates not written in place, then the in-place writes, then the
+//     installs and buffer transfers of the commit;
+//   - the in-place decisions, each with its reason.
+// A backend executes the steps with its own kernels; it decides nothing.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fusor/compile/graph.hpp"
+#include "fusor/core/dims.hpp"
+
+namespace fusor {
+
+enum class slot_kind : std::uint8_t { input, shared, temporary, output, spare };
+
+struct slot_info {
+  slot_kind kind{};
+  dtype type{};
+  dims shape;
+  int owner = -1;            ///< input, shared, output or update index
+  std::size_t offset = 0;    ///< temporary: byte offset in the arena
+  std::size_t bytes = 0;
+  int first = -1;            ///< temporary: the step that writes it
+  int last = -1;             ///< temporary: the last step that reads it
+};
+
+/// How a node's value is read: a slot and a strided view of it, or nothing
+/// (slot -1: the node is fused into whatever reads it).
+struct node_value {
+  int slot = -1;
+  dims shape;
+  std::array<index_t, max_rank> strides{};  ///< element strides of the view
+  bool contiguous() const noexcept {
+    const auto c = c_strides(shape);
+    for (std::size_t d = 0; d < shape.rank(); ++d)
+      if (shape[d] != 1 && strides[d] != c[d]) return false;
+    return true;
+  }
+};
+
+enum class step_kind : std::uint8_t {
+  check,        ///< refuse a negative integer exponent (throws; runs before any write)
+  convert,      ///< an argument of another dtype, converted into a temporary
+  reduce,       ///< a reduction fused with its operand, into a temporary
+  dot,          ///< a dot product, into a temporary
+  materialize,  ///< a compound operand (of a dot, a transpose, a reshape), into a temporary
+  outputs,      ///< several outputs of one shape in one fused pass
+  output,       ///< one output (fused group), into its buffer or, in place, a lent input's
+  update,       ///< one update (fused group), into its spare buffer or, in place, the variable's
+  install,      ///< commit: the spare buffer becomes the variable's value (ping-pong)
+  transfer,     ///< commit: another updated variable's old buffer becomes this one's value
+};
+
+struct step_info {
+  step_kind kind{};
+  int node = -1;        ///< the node computed (check: the exponent; convert: the input's node)
+  int dest = -1;        ///< the slot written
+  int target = -1;      ///< output / update index (install, transfer: update index)
+  int source = -1;      ///< transfer: the update whose variable gives its buffer
+  int scratch = -1;     ///< reduce: a scratch slot (nanmean's counts, argmax's best values)
+  bool in_place = false;
+  /// outputs: (node, dest slot, output index) per output of the pass
+  std::vector<std::array<int, 3>> group;
+  std::vector<int> reads;  ///< the slots the step reads
+  double bytes = 0;        ///< bytes read and written, STREAM-counted (for the profile)
+  std::string label;       ///< what the profile and f.plan() call it
+};
+
+/// How an update is written.
+struct update_plan {
+  bool in_place = false;
+  int transfer_from = -1;   ///< the update whose variable's old buffer this one takes
+  bool transfer_source = false;
+  int spare = -1;           ///< the spare slot written when not in place
+  dims shape;
+  std::string why;          ///< the reason of the decision, for f.plan()
+};
+
+/// How an output is written.
+struct output_plan {
+  int slot = -1;            ///< the output slot (or, in place, the lent input's slot)
+  bool in_place = false;
+  int input = -1;           ///< in place: the input whose buffer it is (R47)
+  dims shape;
+  std::string why;
+};
+
+/// The facts of one argument of one call.
+struct input_facts {
+  const std::byte* data = nullptr;
+  std::size_t bytes = 0;
+  dims shape;
+  dtype source{};
+  /// Lent with In(x, borrow) as a non-const lvalue of the input's dtype, and
+  /// overlapping no other argument: the function may write it.
+  bool writable = false;
+};
+
+/// Everything a plan depends on, read at each call.
+struct call_facts {
+  std::vector<input_facts> inputs;   ///< per graph input
+  std::vector<shared_facts> shared;  ///< per graph shared variable
+};
+
+/// How two buffers relate (only argument pairs, and argument / shared
+/// variable pairs, can: shared variables never share bytes).
+enum class overlap : std::uint8_t { none, same, partial };
+
+inline overlap relation(const std::byte* a, std::size_t na, const std::byte* b, std::size_t nb) noexcept {
+  if (na == 0 || nb == 0 || !(a < b + nb && b < a + na)) return overlap::none;
+  return a == b && na == nb ? overlap::same : overlap::partial;
+}
+
+/// What a plan was built for. A call whose facts match reuses the plan.
+class signature {
+ public:
+  signature() = default;
+  explicit signature(const call_facts& f) { record(f); }
+
+  bool matches(const call_facts& f) const noexcept {
+    if (f.inputs.size() != inputs_.size() || f.shared.size() != shared_.size()) return false;
+    for (std::size_t i = 0; i < inputs_.size(); ++i) {
+      const auto& a = f.inputs[i];
+      const auto& b = inputs_[i];
+      if (!(a.shape == b.shape) || a.source != b.source || a.writable != b.writable) return false;
+    }
+    for (std::size_t i = 0; i < shared_.size(); ++i) {
+      const auto& a = f.shared[i];
+      const auto& b = shared_[i];
+      if (a.has_value != b.has_value || a.viewed != b.viewed || a.borrowed_storage != b.borrowed_storage ||
+          !(a.shape == b.shape))
+        return false;
+    }
+    std::size_t k = 0;
+    bool same = true;
+    for_each_pair(f, [&](overlap o) { same = same && k < overlaps_.size() && overlaps_[k++] == o; });
+    return same && k == overlaps_.size();
+  }
+
+ private:
+  struct input_key {
+    dims shape;
+    dtype source{};
+    bool writable = false;
+  };
+  struct shared_key {
+    dims shape;
+    bool has_value = false, viewed = false, borrowed_storage = false;
+  };
+
+  void record(const call_facts& f) {
+    for (const auto& a : f.inputs) inputs_.push_back({a.shape, a.source, a.writable});
+    for (const auto& s : f.shared) shared_.push_back({s.shape, s.has_value, s.viewed, s.borrowed_storage});
+    for_each_pair(f, [&](overlap o) { overlaps_.push_back(o); });
+  }
+
+  /// Every argument against every later argument and every shared variable.
+  template <class F>
+  static void for_each_pair(const call_facts& f, F&& fn) {
+    for (std::size_t i = 0; i < f.inputs.size(); ++i) {
+      const auto& a = f.inputs[i];
+      for (std::size_t j = i + 1; j < f.inputs.size(); ++j)
+        fn(relation(a.data, a.bytes, f.inputs[j].data, f.inputs[j].bytes));
+      for (const auto& s : f.shared) fn(relation(a.data, a.bytes, s.data, s.bytes));
+    }
+  }
+
+  std::vector<input_key> inputs_;
+  std::vector<shared_key> shared_;
+  std::vector<overlap> overlaps_;
+};
+
+/// The plan of a graph for one signature.
+struct plan {
+  signature sig;
+  std::vector<dims> shapes;          ///< per node
+  std::vector<node_value> values;    ///< per node
+  std::vector<slot_info> slots;
+  std::vector<int> input_slot;       ///< per graph input: its own slot
+  std::vector<int> shared_slot;      ///< per graph shared variable
+  std::vector<int> output_slot;      ///< per output: its own buffer's slot
+  std::vector<step_info> steps;
+  std::vector<update_plan> updates;
+  std::vector<output_plan> outputs;
+  std::size_t arena_bytes = 0;
+
+  /// A readable listing: the shapes it was built for, the steps with the
+  /// slots they read and write, the arena, and every in-place decision with
+  /// its reason.
+  std::string str(const graph& g) const;
+};
+
+namespace detail {
+inline const char* kind_name(step_kind k) noexcept {
+  switch (k) {
+    case step_kind::check: return "check";
+    case step_kind::convert: return "convert";
+    case step_kind::reduce: return "reduce";
+    case step_kind::dot: return "dot";
+    case step_kind::materialize: return "materialize";
+    case step_kind::outputs: return "outputs";
+    case step_kind::output: return "output";
+    case step_kind::update: return "update";
+    case step_kind::install: return "install";
+    case step_kind::transfer: return "transfer";
+  }
+  return "?";
+}
+
+inline std::string slot_name(const plan& p, const graph& g, int s) {
+  if (s < 0) return "-";
+  const auto& slot = p.slots[static_cast<std::size_t>(s)];
+  switch (slot.kind) {
+    case slot_kind::input: return "in:" + g.inputs[static_cast<std::size_t>(slot.owner)].name;
+    case slot_kind::shared: return "var:" + g.shared[static_cast<std::size_t>(slot.owner)].record->name();
+    case slot_kind::temporary: return "t" + std::to_string(s);
+    case slot_kind::output: return "out" + std::to_string(slot.owner);
+    case slot_kind::spare: return "spare" + std::to_string(slot.owner);
+  }
+  return "?";
+}
+}  // namespace detail
+
+inline std::string plan::str(const graph& g) const {
+  std::string out = "plan for";
+  if (g.inputs.empty()) out += " no inputs";
+  for (std::size_t i = 0; i < g.inputs.size(); ++i) {
+    const auto& s = slots[static_cast<std::size_t>(input_slot[i])];
+    out += (i ? ", " : " ") + g.inputs[i].name + " " + s.shape.str();
+  }
+  std::size_t temps = 0;
+  for (const auto& s : slots) temps += s.kind == slot_kind::temporary;
+  out += "\n  arena: " + std::to_string(arena_bytes) + " bytes for " + std::to_string(temps) + " temporaries\n";
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const auto& st = steps[i];
+    std::string line = "  " + std::to_string(i) + " " + detail::kind_name(st.kind);
+    line.resize(std::max<std::size_t>(line.size(), 16), ' ');
+    line += detail::slot_name(*this, g, st.dest);
+    if (st.dest >= 0) line += " " + std::string(name(slots[static_cast<std::size_t>(st.dest)].type)) + " " +
+                              slots[static_cast<std::size_t>(st.dest)].shape.str();
+    if (st.in_place) line += " (in place)";
+    line += " = " + st.label;
+    if (!st.reads.empty()) {
+      line += "   reads";
+      for (int r : st.reads) line += " " + detail::slot_name(*this, g, r);
+    }
+    out += line + "\n";
+  }
+  for (std::size_t s = 0; s < slots.size(); ++s)
+    if (slots[s].kind == slot_kind::temporary)
+      out += "  t" + std::to_string(s) + ": " + std::string(name(slots[s].type)) + " " + slots[s].shape.str() +
+             " at arena offset " + std::to_string(slots[s].offset) + ", live in steps " +
+             std::to_string(slots[s].first) + ".." + std::to_string(slots[s].last) + "\n";
+  for (std::size_t k = 0; k < updates.size(); ++k)
+    out += "  update of " + g.shared[static_cast<std::size_t>(g.updates[k].variable)].describe() + ": " +
+           updates[k].why + "\n";
+  for (std::size_t k = 0; k < outputs.size(); ++k)
+    if (g.outputs[k].candidate) out += "  output " + std::to_string(k) + ": " + outputs[k].why + "\n";
+  return out;
+}
+
+}  // namespace fusor

@@ -1,0 +1,621 @@
+// fusor/compile/planner.hpp — builds a plan from a graph and one call's facts.
+//
+// Fusion: elementwise nodes (map, cast, constants) are always fused into the
+// kernel that reads them; every other node is computed into memory once and
+// read from there — a reduction fused with its operand, a dot product, a
+// compound operand of a dot / transpose / reshape materialised — or is a view
+// of memory (an input, a shared variable, a transpose, a reshape). Because the
+// graph has one node per distinct sub-expression, a reduction, a dot or a
+// materialised operand needed twice is computed once.
+//
+// Order: exponent checks and conversions and temporaries first (each just
+// before the first step that needs it), then the outputs (one fused pass for
+// those of one shape), the updates and candidate outputs not written in place
+// (into buffers no caller can see), and last the in-place writes, which thus
+// run after every other reader of the buffers they overwrite. Everything that
+// can fail happens before the first in-place write.
+//
+// In place (the memory model's properties a–e): an update is written into its
+// variable's buffer, and a borrowed elementwise output into a lent input's
+// buffer (R47), only when
+//   - the buffer holds exactly the result's shape and dtype, and no view the
+//     caller holds shares it;
+//   - every read of that buffer by the kernel is at the index being written
+//     (same buffer, same layout: an elementwise read), and partial overlaps
+//     with any argument are excluded;
+//   - no other in-place write targets or reads it, and it reads no other
+//     in-place target.
+// Temporaries get byte offsets in one arena, reusing the bytes of those whose
+// last reader has run (first fit, 64-byte aligned).
+#pragma once
+
+#include <algorithm>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "fusor/compile/graph.hpp"
+#include "fusor/compile/plan.hpp"
+#include "fusor/compile/shapes.hpp"
+#include "fusor/memory/buffer.hpp"
+
+namespace fusor {
+
+namespace detail {
+/// Calls f(leaf) for every node whose value the fused group rooted at `node`
+/// reads from memory (map, cast and constants are fused; constants read none).
+template <class F>
+void for_each_group_leaf(const graph& g, int node, F&& f) {
+  const graph_node& n = g[node];
+  if (n.kind == node_kind::map || n.kind == node_kind::cast) {
+    for (int k = 0; k < n.arity; ++k) for_each_group_leaf(g, n.child[static_cast<std::size_t>(k)], f);
+  } else if (n.kind != node_kind::constant) {
+    f(node);
+  }
+}
+
+inline std::string update_label(const graph& g, int k) {
+  return "update " + g.shared[static_cast<std::size_t>(g.updates[static_cast<std::size_t>(k)].variable)].describe();
+}
+}  // namespace detail
+
+class planner {
+ public:
+  planner(const graph& g, const call_facts& f) : g_(g), f_(f) {}
+
+  plan build() {
+    p_.sig = signature(f_);
+    p_.shapes = infer_shapes(g_, f_);
+    p_.values.resize(g_.nodes.size());
+    copy_.assign(g_.nodes.size(), -1);
+    producer_.clear();
+    make_leaf_slots();
+    make_values();
+    check_updates();
+    decide_transfers();
+    decide_in_place();
+    emit_steps();
+    assign_offsets();
+    return std::move(p_);
+  }
+
+ private:
+  // ------------------------------------------------------------ slots and values
+
+  int add_slot(slot_kind kind, dtype type, const dims& shape, int owner) {
+    slot_info s;
+    s.kind = kind;
+    s.type = type;
+    s.shape = shape;
+    s.owner = owner;
+    s.bytes = shape.elements() * size_of(type);
+    p_.slots.push_back(s);
+    producer_.push_back(-1);
+    return static_cast<int>(p_.slots.size()) - 1;
+  }
+
+  void set_contiguous(int node, int slot) {
+    node_value& v = p_.values[static_cast<std::size_t>(node)];
+    v.slot = slot;
+    v.shape = p_.shapes[static_cast<std::size_t>(node)];
+    v.strides = c_strides(v.shape);
+  }
+
+  void make_leaf_slots() {
+    for (std::size_t i = 0; i < g_.inputs.size(); ++i)
+      p_.input_slot.push_back(add_slot(slot_kind::input, f_.inputs[i].source, f_.inputs[i].shape, static_cast<int>(i)));
+    for (std::size_t j = 0; j < g_.shared.size(); ++j)
+      p_.shared_slot.push_back(add_slot(slot_kind::shared, g_.shared[j].type, f_.shared[j].shape, static_cast<int>(j)));
+    for (std::size_t k = 0; k < g_.outputs.size(); ++k) {
+      const int node = g_.outputs[k].node;
+      p_.output_slot.push_back(
+          add_slot(slot_kind::output, g_[node].type, p_.shapes[static_cast<std::size_t>(node)], static_cast<int>(k)));
+    }
+  }
+
+  /// A contiguous copy of `node` in a temporary (made once): a materialised
+  /// compound operand, or a view made contiguous.
+  int copy_of(int node) {
+    int& c = copy_[static_cast<std::size_t>(node)];
+    if (c < 0) c = add_slot(slot_kind::temporary, g_[node].type, p_.shapes[static_cast<std::size_t>(node)], -1);
+    return c;
+  }
+
+  /// The value of `node` in memory: its own, or (map, cast, constant) a copy.
+  const node_value& in_memory(int node) {
+    node_value& v = p_.values[static_cast<std::size_t>(node)];
+    if (v.slot < 0) set_contiguous(node, copy_of(node));
+    return v;
+  }
+
+  void make_values() {
+    for (int i = 0; i < g_.size(); ++i) {
+      const graph_node& n = g_[i];
+      node_value& v = p_.values[static_cast<std::size_t>(i)];
+      switch (n.kind) {
+        case node_kind::input: {
+          const auto in = static_cast<std::size_t>(n.leaf);
+          const int own = p_.input_slot[in];
+          // An argument of another dtype is read converted, from a temporary.
+          if (f_.inputs[in].source != g_.inputs[in].type)
+            set_contiguous(i, add_slot(slot_kind::temporary, g_.inputs[in].type, f_.inputs[in].shape, -1));
+          else
+            set_contiguous(i, own);
+          break;
+        }
+        case node_kind::shared: set_contiguous(i, p_.shared_slot[static_cast<std::size_t>(n.leaf)]); break;
+        case node_kind::reduce:
+        case node_kind::dot: set_contiguous(i, add_slot(slot_kind::temporary, n.type, p_.shapes[static_cast<std::size_t>(i)], -1)); break;
+        case node_kind::transpose: {
+          const node_value& c = in_memory(n.child[0]);
+          const auto perm = detail::permutation(n, c.shape.rank());
+          v.slot = c.slot;
+          v.shape = p_.shapes[static_cast<std::size_t>(i)];
+          for (std::size_t d = 0; d < c.shape.rank(); ++d) v.strides[d] = c.strides[static_cast<std::size_t>(perm[d])];
+          break;
+        }
+        case node_kind::reshape: {
+          const node_value& c = in_memory(n.child[0]);
+          const int slot = c.contiguous() ? c.slot : copy_of(n.child[0]);
+          v.slot = slot;
+          v.shape = p_.shapes[static_cast<std::size_t>(i)];
+          v.strides = c_strides(v.shape);
+          break;
+        }
+        default: break;  // map, cast, constant: fused
+      }
+    }
+  }
+
+  // ------------------------------------------------------------ updates
+
+  void check_updates() {
+    for (const auto& u : g_.updates) {
+      const dims& shape = p_.shapes[static_cast<std::size_t>(u.node)];
+      const auto& var = g_.shared[static_cast<std::size_t>(u.variable)];
+      if (static_cast<int>(shape.rank()) != var.rank)
+        throw rank_error("the update of " + var.describe() + ", " + g_[u.node].text +
+                         ", has shape " + shape.str() + " but the variable has rank " + std::to_string(var.rank));
+      for (std::size_t d = 0; d < shape.rank(); ++d)
+        if (((u.broadcastable >> d) & 1u) && shape[d] != 1)
+          throw shape_error("the update of " + var.describe() + ", " + g_[u.node].text + ", has shape " + shape.str() +
+                            ", but axis " + std::to_string(d) + " of the variable is broadcastable");
+    }
+    p_.updates.resize(g_.updates.size());
+    p_.outputs.resize(g_.outputs.size());
+    for (std::size_t k = 0; k < g_.updates.size(); ++k) p_.updates[k].shape = p_.shapes[static_cast<std::size_t>(g_.updates[k].node)];
+    for (std::size_t k = 0; k < g_.outputs.size(); ++k) {
+      p_.outputs[k].shape = p_.shapes[static_cast<std::size_t>(g_.outputs[k].node)];
+      p_.outputs[k].slot = p_.output_slot[k];
+    }
+  }
+
+  /// {A: B} where B is updated too hands B's old buffer to A: a swap
+  /// {A: B, B: A} moves no data (R61). B's own update is then not in place.
+  void decide_transfers() {
+    const auto n = g_.updates.size();
+    for (std::size_t k = 0; k < n; ++k) {
+      const graph_node& e = g_[g_.updates[k].node];
+      if (e.kind != node_kind::shared) continue;
+      const auto& facts = f_.shared[static_cast<std::size_t>(e.leaf)];
+      if (!facts.has_value || !host_accessible(g_.shared[static_cast<std::size_t>(e.leaf)].space)) continue;
+      for (std::size_t j = 0; j < n; ++j)
+        if (j != k && g_.updates[j].variable == e.leaf && !p_.updates[j].transfer_source) {
+          p_.updates[k].transfer_from = static_cast<int>(j);
+          p_.updates[j].transfer_source = true;
+          p_.updates[k].why = "takes the old buffer of " +
+                              g_.shared[static_cast<std::size_t>(g_.updates[j].variable)].describe() + " (no copy)";
+          break;
+        }
+    }
+  }
+
+  // ------------------------------------------------------------ in place
+
+  struct range {
+    const std::byte* lo = nullptr;
+    std::size_t bytes = 0;
+  };
+
+  /// The caller-visible buffer behind a slot (none for fusor's temporaries).
+  range buffer_of(int slot) const {
+    const slot_info& s = p_.slots[static_cast<std::size_t>(slot)];
+    if (s.kind == slot_kind::input) {
+      const auto& a = f_.inputs[static_cast<std::size_t>(s.owner)];
+      return {a.data, a.bytes};
+    }
+    if (s.kind == slot_kind::shared) {
+      const auto& v = f_.shared[static_cast<std::size_t>(s.owner)];
+      return {v.data, v.bytes};
+    }
+    return {};
+  }
+
+  /// Every read of `target` by the group rooted at `root` is at the index
+  /// written: the same buffer, the same layout, the result's shape and dtype.
+  bool reads_only_in_place(int root, range target, std::string& why) const {
+    const dims& shape = p_.shapes[static_cast<std::size_t>(root)];
+    const dtype type = g_[root].type;
+    bool ok = true;
+    detail::for_each_group_leaf(g_, root, [&](int leaf) {
+      const node_value& v = p_.values[static_cast<std::size_t>(leaf)];
+      const range b = buffer_of(v.slot);
+      const overlap o = relation(b.lo, b.bytes, target.lo, target.bytes);
+      if (o == overlap::none || !ok) return;
+      if (o == overlap::partial) {
+        ok = false;
+        why = "reads " + g_[leaf].text + ", which overlaps the buffer partially";
+      } else if (g_[leaf].type != type || !(v.shape == shape) || !v.contiguous()) {
+        ok = false;
+        why = "reads the buffer as " + g_[leaf].text + " at other indices than it writes (a permuted, broadcast or "
+                                                        "reshaped read)";
+      }
+    });
+    return ok;
+  }
+
+  bool group_reads(int root, range target) const {
+    bool hit = false;
+    detail::for_each_group_leaf(g_, root, [&](int leaf) {
+      const range b = buffer_of(p_.values[static_cast<std::size_t>(leaf)].slot);
+      hit = hit || relation(b.lo, b.bytes, target.lo, target.bytes) != overlap::none;
+    });
+    return hit;
+  }
+
+  /// No accepted in-place write targets or reads this target, and this group
+  /// reads no accepted target.
+  bool acceptable(int root, range target, std::string& why) const {
+    for (const auto& [other_root, other] : accepted_) {
+      if (relation(other.lo, other.bytes, target.lo, target.bytes) != overlap::none) {
+        why = "another in-place write targets the same buffer";
+        return false;
+      }
+      if (group_reads(root, other)) {
+        why = "it reads " + g_[other_root].text + "'s in-place target, which is overwritten";
+        return false;
+      }
+      if (group_reads(other_root, target)) {
+        why = "another in-place write (" + g_[other_root].text + ") reads this buffer";
+        return false;
+      }
+    }
+    return true;
+  }
+
+  void decide_in_place() {
+    for (std::size_t k = 0; k < g_.updates.size(); ++k) {
+      update_plan& u = p_.updates[k];
+      if (u.transfer_from >= 0) continue;
+      const int root = g_.updates[k].node;
+      const int var = g_.updates[k].variable;
+      const auto& facts = f_.shared[static_cast<std::size_t>(var)];
+      std::string why;
+      const range target{facts.data, facts.bytes};
+      if (u.transfer_source) why = "its old buffer goes to another variable";
+      else if (!facts.has_value) why = "the variable has no value";
+      else if (!(facts.shape == u.shape)) why = "the shape changes from " + facts.shape.str() + " to " + u.shape.str();
+      else if (!host_accessible(g_.shared[static_cast<std::size_t>(var)].space)) why = "the variable is not on the host";
+      else if (facts.viewed) why = "a view the caller holds shares the buffer";
+      else if (reads_only_in_place(root, target, why) && acceptable(root, target, why)) {
+        u.in_place = true;
+        u.why = "in place";
+        accepted_.push_back({root, target});
+        continue;
+      }
+      u.why = "not in place: " + why + "; computed into a spare buffer, installed after the call";
+    }
+    for (std::size_t k = 0; k < g_.outputs.size(); ++k) {
+      if (!g_.outputs[k].candidate) continue;
+      output_plan& o = p_.outputs[k];
+      const int root = g_.outputs[k].node;
+      std::string why = "no lent input (In(x, borrow), a non-const lvalue of its dtype and shape) that it reads";
+      for (std::size_t a = 0; a < g_.inputs.size() && !o.in_place; ++a) {
+        const auto& in = f_.inputs[a];
+        if (!in.writable || in.source != g_[root].type || g_.inputs[a].type != g_[root].type || !(in.shape == o.shape))
+          continue;
+        const range target{in.data, in.bytes};
+        if (!group_reads(root, target)) continue;
+        std::string reason;
+        if (reads_only_in_place(root, target, reason) && acceptable(root, target, reason)) {
+          o.in_place = true;
+          o.input = static_cast<int>(a);
+          o.slot = p_.input_slot[a];
+          o.why = "in place, in the buffer of input '" + g_.inputs[a].name + "' (R47)";
+          accepted_.push_back({root, target});
+        } else {
+          why = reason;
+        }
+      }
+      if (!o.in_place) o.why = "not in place: " + why;
+    }
+  }
+
+  // ------------------------------------------------------------ steps
+
+  int emit(step_info s) {
+    p_.steps.push_back(std::move(s));
+    return static_cast<int>(p_.steps.size()) - 1;
+  }
+
+  /// Emits, once, the steps that produce the temporaries `node`'s group reads.
+  void ensure_group(int node) {
+    detail::for_each_group_leaf(g_, node, [&](int leaf) { ensure_value(leaf); });
+  }
+
+  /// The slots the group rooted at `node` reads.
+  std::vector<int> group_reads_slots(int node) const {
+    std::vector<int> r;
+    detail::for_each_group_leaf(g_, node, [&](int leaf) {
+      const int s = p_.values[static_cast<std::size_t>(leaf)].slot;
+      if (std::find(r.begin(), r.end(), s) == r.end()) r.push_back(s);
+    });
+    return r;
+  }
+
+  double group_bytes(const std::vector<int>& reads) const {
+    double b = 0;
+    for (int s : reads) b += static_cast<double>(p_.slots[static_cast<std::size_t>(s)].bytes);
+    return b;
+  }
+
+  /// Emits the step producing the slot of `node`'s value, if it is a
+  /// temporary not produced yet (and, first, what that step reads).
+  void ensure_value(int node) {
+    const graph_node& n = g_[node];
+    if (n.kind == node_kind::transpose || n.kind == node_kind::reshape) {
+      const int child = n.child[0];
+      ensure_value(child);
+      const int slot = p_.values[static_cast<std::size_t>(node)].slot;
+      if (slot == copy_[static_cast<std::size_t>(child)] && slot >= 0) ensure_copy(child);
+      return;
+    }
+    const int slot = p_.values[static_cast<std::size_t>(node)].slot;
+    if (slot < 0 || producer_[static_cast<std::size_t>(slot)] >= 0) return;
+    if (fused(n.kind)) {
+      if (slot == copy_[static_cast<std::size_t>(node)]) ensure_copy(node);
+      return;
+    }
+    if (n.kind == node_kind::input) {
+      if (p_.slots[static_cast<std::size_t>(slot)].kind != slot_kind::temporary) return;
+      step_info s;
+      s.kind = step_kind::convert;
+      s.node = node;
+      s.dest = slot;
+      s.reads = {p_.input_slot[static_cast<std::size_t>(n.leaf)]};
+      s.label = "convert input '" + g_.inputs[static_cast<std::size_t>(n.leaf)].name + "' to " + std::string(name(n.type));
+      s.bytes = group_bytes(s.reads) + static_cast<double>(p_.slots[static_cast<std::size_t>(slot)].bytes);
+      producer_[static_cast<std::size_t>(slot)] = emit(std::move(s));
+    } else if (n.kind == node_kind::reduce) {
+      ensure_group(n.child[0]);
+      step_info s;
+      s.kind = step_kind::reduce;
+      s.node = node;
+      s.dest = slot;
+      s.reads = group_reads_slots(n.child[0]);
+      const dims& in = p_.shapes[static_cast<std::size_t>(n.child[0])];
+      const dims keep = detail::kept_shape(in, detail::reduced_axes(n, in.rank()));
+      if (n.op == reduce_kind::nanmean) s.scratch = add_slot(slot_kind::temporary, dtype::float64, keep, -1);
+      if (n.op == reduce_kind::argmax || n.op == reduce_kind::argmin)
+        s.scratch = add_slot(slot_kind::temporary, g_[n.child[0]].type, keep, -1);
+      s.label = n.text;
+      s.bytes = static_cast<double>(in.elements() * size_of(g_[n.child[0]].type)) +
+                static_cast<double>(p_.slots[static_cast<std::size_t>(slot)].bytes);
+      const int scratch = s.scratch;
+      const int step = emit(std::move(s));
+      producer_[static_cast<std::size_t>(slot)] = step;
+      if (scratch >= 0) producer_[static_cast<std::size_t>(scratch)] = step;
+    } else if (n.kind == node_kind::dot) {
+      step_info s;
+      s.kind = step_kind::dot;
+      s.node = node;
+      s.dest = slot;
+      for (int k = 0; k < 2; ++k) {
+        const int c = n.child[static_cast<std::size_t>(k)];
+        const node_value& v = in_memory(c);  // a fused operand gets a copy
+        ensure_value(c);
+        if (blas_ready(v)) {
+          s.reads.push_back(v.slot);
+        } else {
+          ensure_copy(c);
+          s.reads.push_back(copy_of(c));
+        }
+      }
+      s.label = n.text;
+      s.bytes = group_bytes(s.reads) + static_cast<double>(p_.slots[static_cast<std::size_t>(slot)].bytes);
+      producer_[static_cast<std::size_t>(slot)] = emit(std::move(s));
+    }
+  }
+
+  /// BLAS reads a matrix as is or transposed: contiguous, or the transpose of
+  /// contiguous memory.
+  static bool blas_ready(const node_value& v) {
+    if (v.contiguous()) return true;
+    return v.shape.rank() == 2 && v.shape[0] > 1 && v.shape[1] > 1 && v.strides[0] == 1 &&
+           v.strides[1] == static_cast<index_t>(v.shape[0]);
+  }
+
+  static bool fused(node_kind k) noexcept {
+    return k == node_kind::map || k == node_kind::cast || k == node_kind::constant;
+  }
+
+  void ensure_copy(int node) {
+    const int slot = copy_of(node);
+    if (producer_[static_cast<std::size_t>(slot)] >= 0) return;
+    const graph_node& n = g_[node];
+    // The copy's kernel fuses the node's group, or reads its value (a view).
+    const bool group = fused(n.kind);
+    if (group) ensure_group(node);
+    else ensure_value(node);
+    step_info s;
+    s.kind = step_kind::materialize;
+    s.node = node;
+    s.dest = slot;
+    if (group) s.reads = group_reads_slots(node);
+    else s.reads = {p_.values[static_cast<std::size_t>(node)].slot};
+    s.label = "materialise " + n.text;
+    s.bytes = group_bytes(s.reads) + static_cast<double>(p_.slots[static_cast<std::size_t>(slot)].bytes);
+    producer_[static_cast<std::size_t>(slot)] = emit(std::move(s));
+  }
+
+  step_info group_step(step_kind kind, int root, int dest, int target, std::string label) {
+    ensure_group(root);
+    step_info s;
+    s.kind = kind;
+    s.node = root;
+    s.dest = dest;
+    s.target = target;
+    s.reads = group_reads_slots(root);
+    s.label = std::move(label);
+    s.bytes = group_bytes(s.reads) + static_cast<double>(p_.slots[static_cast<std::size_t>(dest)].bytes);
+    return s;
+  }
+
+  void emit_steps() {
+    // Exponent checks: before anything is written.
+    for (int i = 0; i < g_.size(); ++i)
+      if (g_[i].has_kernel(kernel_role::check)) {
+        const int exponent = g_[i].child[1];
+        ensure_group(exponent);
+        step_info s;
+        s.kind = step_kind::check;
+        s.node = i;
+        s.reads = group_reads_slots(exponent);
+        s.label = "check the exponent of " + g_[i].text;
+        emit(std::move(s));
+      }
+    // Outputs that are never written in place: one pass where they share a shape.
+    std::vector<int> plain;
+    for (std::size_t k = 0; k < g_.outputs.size(); ++k)
+      if (!g_.outputs[k].candidate) plain.push_back(static_cast<int>(k));
+    bool one_shape = plain.size() > 1 && g_.multi_output_kernel != nullptr;
+    for (int k : plain) one_shape = one_shape && p_.outputs[static_cast<std::size_t>(k)].shape == p_.outputs[static_cast<std::size_t>(plain[0])].shape;
+    if (one_shape) {
+      step_info s;
+      s.kind = step_kind::outputs;
+      s.label = "fused outputs";
+      std::vector<int> dests;
+      for (int k : plain) {
+        const int root = g_.outputs[static_cast<std::size_t>(k)].node;
+        ensure_group(root);
+        s.group.push_back({root, p_.output_slot[static_cast<std::size_t>(k)], k});
+        s.label += " " + std::to_string(k);
+        for (int r : group_reads_slots(root))
+          if (std::find(s.reads.begin(), s.reads.end(), r) == s.reads.end()) s.reads.push_back(r);
+        dests.push_back(p_.output_slot[static_cast<std::size_t>(k)]);
+      }
+      s.bytes = group_bytes(s.reads) + group_bytes(dests);
+      emit(std::move(s));
+    } else {
+      for (int k : plain)
+        emit(group_step(step_kind::output, g_.outputs[static_cast<std::size_t>(k)].node,
+                        p_.output_slot[static_cast<std::size_t>(k)], k, "output " + std::to_string(k)));
+    }
+    // Candidate outputs refused in place, then updates not in place: into
+    // buffers no caller sees (a borrowed output's own buffer, a spare).
+    for (std::size_t k = 0; k < g_.outputs.size(); ++k)
+      if (g_.outputs[k].candidate && !p_.outputs[k].in_place)
+        emit(group_step(step_kind::output, g_.outputs[k].node, p_.output_slot[k], static_cast<int>(k),
+                        "output " + std::to_string(k)));
+    for (std::size_t k = 0; k < g_.updates.size(); ++k) {
+      update_plan& u = p_.updates[k];
+      if (u.in_place || u.transfer_from >= 0) continue;
+      u.spare = add_slot(slot_kind::spare, g_[g_.updates[k].node].type, u.shape, static_cast<int>(k));
+      emit(group_step(step_kind::update, g_.updates[k].node, u.spare, static_cast<int>(k),
+                      detail::update_label(g_, static_cast<int>(k))));
+    }
+    // The in-place writes, after every other reader.
+    for (std::size_t k = 0; k < g_.updates.size(); ++k)
+      if (p_.updates[k].in_place) {
+        auto s = group_step(step_kind::update, g_.updates[k].node,
+                            p_.shared_slot[static_cast<std::size_t>(g_.updates[k].variable)], static_cast<int>(k),
+                            detail::update_label(g_, static_cast<int>(k)) + " (in place)");
+        s.in_place = true;
+        emit(std::move(s));
+      }
+    for (std::size_t k = 0; k < g_.outputs.size(); ++k)
+      if (p_.outputs[k].in_place) {
+        auto s = group_step(step_kind::output, g_.outputs[k].node, p_.outputs[k].slot, static_cast<int>(k),
+                            "output " + std::to_string(k) + " (in place)");
+        s.in_place = true;
+        emit(std::move(s));
+      }
+    // The commit: installs and transfers (no kernel).
+    for (std::size_t k = 0; k < g_.updates.size(); ++k) {
+      const update_plan& u = p_.updates[k];
+      if (u.in_place) continue;
+      step_info s;
+      s.target = static_cast<int>(k);
+      if (u.transfer_from >= 0) {
+        s.kind = step_kind::transfer;
+        s.source = u.transfer_from;
+        s.label = detail::update_label(g_, static_cast<int>(k)) + " (the old buffer of " +
+                  g_.shared[static_cast<std::size_t>(g_.updates[static_cast<std::size_t>(u.transfer_from)].variable)]
+                      .describe() +
+                  ")";
+      } else {
+        s.kind = step_kind::install;
+        s.dest = u.spare;
+        s.label = "install " + detail::update_label(g_, static_cast<int>(k)).substr(7);
+      }
+      emit(std::move(s));
+    }
+  }
+
+  // ------------------------------------------------------------ the arena
+
+  void assign_offsets() {
+    // Liveness: each temporary from the step writing it to the last reading it.
+    for (std::size_t s = 0; s < p_.slots.size(); ++s)
+      if (p_.slots[s].kind == slot_kind::temporary) p_.slots[s].first = p_.slots[s].last = producer_[s];
+    for (int i = 0; i < static_cast<int>(p_.steps.size()); ++i) {
+      auto touch = [&](int s) {
+        if (s < 0) return;
+        auto& slot = p_.slots[static_cast<std::size_t>(s)];
+        if (slot.kind == slot_kind::temporary) slot.last = std::max(slot.last, i);
+      };
+      for (int r : p_.steps[static_cast<std::size_t>(i)].reads) touch(r);
+      touch(p_.steps[static_cast<std::size_t>(i)].scratch);
+    }
+    // First fit, in the order temporaries are written.
+    std::vector<int> order;
+    for (std::size_t s = 0; s < p_.slots.size(); ++s)
+      if (p_.slots[s].kind == slot_kind::temporary) order.push_back(static_cast<int>(s));
+    std::sort(order.begin(), order.end(), [&](int a, int b) {
+      return p_.slots[static_cast<std::size_t>(a)].first < p_.slots[static_cast<std::size_t>(b)].first;
+    });
+    struct block {
+      std::size_t offset, bytes;
+      int last;
+    };
+    std::vector<block> live;
+    std::size_t high = 0;
+    for (int s : order) {
+      slot_info& slot = p_.slots[static_cast<std::size_t>(s)];
+      std::erase_if(live, [&](const block& b) { return b.last < slot.first; });
+      std::sort(live.begin(), live.end(), [](const block& a, const block& b) { return a.offset < b.offset; });
+      const std::size_t need = detail::padded_bytes(slot.bytes);
+      std::size_t at = 0;
+      for (const block& b : live) {
+        if (at + need <= b.offset) break;
+        at = std::max(at, b.offset + detail::padded_bytes(b.bytes));
+      }
+      slot.offset = at;
+      live.push_back({at, slot.bytes, slot.last});
+      high = std::max(high, at + need);
+    }
+    p_.arena_bytes = high;
+  }
+
+  const graph& g_;
+  const call_facts& f_;
+  plan p_;
+  std::vector<int> copy_;      ///< per node: its contiguous copy's slot, or -1
+  std::vector<int> producer_;  ///< per slot: the step writing it, or -1
+  std::vector<std::pair<int, range>> accepted_;  ///< in-place writes accepted so far: (root, target)
+};
+
+/// Builds the plan of `g` for the facts of one call.
+inline plan make_plan(const graph& g, const call_facts& f) { return planner(g, f).build(); }
+
+}  // namespace fusor

@@ -1,0 +1,125 @@
+// fusor/compile/program.hpp — a graph with its plans: the part of a compiled
+// function (and of eval / assign) that does not depend on C++ types.
+//
+// A call gives the facts it was made with; `plan_for` finds the plan built for
+// the same facts (a small cache, most recent first: a function called with two
+// alternating batch shapes keeps both plans) or builds and prepares one.
+// `bind_slots` points the slot table at this call's memory: the arguments, the
+// shared variables' current buffers, the arena's temporaries. `run` executes
+// the kernel steps in order. Outputs and spare buffers are the typed caller's
+// to provide (it owns their C++ types); installs and transfers are its commit.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "fusor/compile/graph.hpp"
+#include "fusor/compile/plan.hpp"
+#include "fusor/compile/planner.hpp"
+#include "fusor/compile/profile.hpp"
+#include "fusor/memory/buffer.hpp"
+
+namespace fusor {
+
+template <class Backend>
+class program {
+ public:
+  /// A plan and its steps prepared for the backend.
+  struct entry {
+    fusor::plan plan;
+    typename Backend::state kernels;
+  };
+
+  /// How many plans are kept (different shapes, dtypes or aliasing).
+  static constexpr std::size_t max_plans = 4;
+
+  fusor::graph& graph() noexcept { return graph_; }
+  const fusor::graph& graph() const noexcept { return graph_; }
+
+  /// The plan for these facts: from the cache, or built (and prepared) now.
+  /// Building may throw (a shape error, an allocation); nothing is changed then.
+  entry& plan_for(const call_facts& facts) {
+    for (std::size_t i = 0; i < cache_.size(); ++i)
+      if (cache_[i]->plan.sig.matches(facts)) {
+        if (i) std::rotate(cache_.begin(), cache_.begin() + static_cast<std::ptrdiff_t>(i),
+                           cache_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+        return *cache_.front();
+      }
+    auto e = std::make_unique<entry>();
+    e->plan = make_plan(graph_, facts);
+    e->kernels.prepare(graph_, e->plan);
+    if (cache_.size() == max_plans) cache_.pop_back();
+    cache_.insert(cache_.begin(), std::move(e));
+    ++plans_built_;
+    return *cache_.front();
+  }
+
+  /// The plan of the last call, or null before the first.
+  const entry* current() const noexcept { return cache_.empty() ? nullptr : cache_.front().get(); }
+
+  /// Points the slot table at this call's memory. Grows the arena when the
+  /// plan needs more (may throw bad_alloc: before anything is written).
+  void bind_slots(const entry& e, const call_facts& facts) {
+    const fusor::plan& p = e.plan;
+    if (arena_.bytes() < p.arena_bytes) {
+      arena_ = buffer::allocate(p.arena_bytes);
+      ++arena_allocations_;
+    }
+    slots_.resize(p.slots.size());
+    for (std::size_t s = 0; s < p.slots.size(); ++s) {
+      const slot_info& slot = p.slots[s];
+      switch (slot.kind) {
+        case slot_kind::input:
+          slots_[s] = const_cast<std::byte*>(facts.inputs[static_cast<std::size_t>(slot.owner)].data);
+          break;
+        case slot_kind::shared:
+          slots_[s] = const_cast<std::byte*>(facts.shared[static_cast<std::size_t>(slot.owner)].data);
+          break;
+        case slot_kind::temporary: slots_[s] = arena_.data() + slot.offset; break;
+        case slot_kind::output:
+        case slot_kind::spare: slots_[s] = nullptr; break;  // the caller's
+      }
+    }
+  }
+
+  void*& slot(int s) noexcept { return slots_[static_cast<std::size_t>(s)]; }
+
+  /// Runs the kernel steps in order. `before(step)` is called before each (a
+  /// borrowed output's views go stale before its buffer is rewritten). With a
+  /// profile, each step's time and bytes are recorded under its label.
+  template <class Before>
+  void run(entry& e, profile_report* profile, Before&& before) {
+    const auto& steps = e.plan.steps;
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      if (!e.kernels.runs(i)) continue;
+      before(steps[i]);
+      if (!profile) {
+        e.kernels.run(i, slots_.data());
+        continue;
+      }
+      const auto t0 = std::chrono::steady_clock::now();
+      e.kernels.run(i, slots_.data());
+      profile->record(steps[i].label,
+                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), steps[i].bytes);
+    }
+  }
+
+  std::size_t arena_bytes() const noexcept { return arena_.bytes(); }
+  std::size_t arena_allocations() const noexcept { return arena_allocations_; }
+  std::size_t plans_built() const noexcept { return plans_built_; }
+  /// Gives the arena back (the next call allocates it again).
+  void release_arena() noexcept { arena_ = buffer(); }
+
+ private:
+  fusor::graph graph_;
+  std::vector<std::unique_ptr<entry>> cache_;
+  buffer arena_;
+  std::vector<void*> slots_;
+  std::size_t arena_allocations_ = 0;
+  std::size_t plans_built_ = 0;
+};
+
+}  // namespace fusor

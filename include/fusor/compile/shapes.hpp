@@ -1,0 +1,169 @@
+// fusor/compile/shapes.hpp — the shape of every node of a graph, from the
+// shapes of one call's arguments and shared variables: NumPy broadcasting,
+// reductions, dot, transposes and reshapes, each refusal a fusor::error that
+// names the expression and the shapes. Run once per plan, not per call.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fusor/compile/graph.hpp"
+#include "fusor/compile/plan.hpp"
+#include "fusor/core/dims.hpp"
+#include "fusor/core/errors.hpp"
+
+namespace fusor {
+
+namespace detail {
+inline int normalise_axis(int axis, std::size_t rank, const std::string& what) {
+  const int r = static_cast<int>(rank);
+  if (axis < -r || axis >= r)
+    throw shape_error(what + ": axis " + std::to_string(axis) + " is out of bounds for an operand of rank " +
+                      std::to_string(rank));
+  return axis < 0 ? axis + r : axis;
+}
+
+/// The axes a reduction node reduces, as a bit mask over its operand's axes.
+inline std::uint32_t reduced_axes(const graph_node& n, std::size_t rank) {
+  if (n.naxes == 0) return rank >= 32 ? ~0u : ((1u << rank) - 1u);
+  std::uint32_t mask = 0;
+  for (int i = 0; i < n.naxes; ++i) {
+    const int a = normalise_axis(n.axes[static_cast<std::size_t>(i)], rank, n.text);
+    if (mask & (1u << a)) throw shape_error(n.text + ": axis " + std::to_string(a) + " is repeated");
+    mask |= 1u << a;
+  }
+  return mask;
+}
+
+/// The operand shape with the reduced axes set to 1 (where a reduction
+/// accumulates: the same element order as its result).
+inline dims kept_shape(const dims& in, std::uint32_t mask) {
+  dims keep;
+  for (std::size_t d = 0; d < in.rank(); ++d) keep.push_back(((mask >> d) & 1u) ? 1 : in[d]);
+  return keep;
+}
+
+/// The permutation of a transpose node over an operand of rank r.
+inline std::array<int, max_rank> permutation(const graph_node& n, std::size_t r) {
+  std::array<int, max_rank> perm{};
+  if (n.nparams == 0) {
+    for (std::size_t i = 0; i < r; ++i) perm[i] = static_cast<int>(r - 1 - i);
+    return perm;
+  }
+  if (static_cast<std::size_t>(n.nparams) != r)
+    throw shape_error(n.text + ": the permutation has " + std::to_string(n.nparams) + " axes, the operand has rank " +
+                      std::to_string(r));
+  std::uint32_t seen = 0;
+  for (std::size_t i = 0; i < r; ++i) {
+    const int a = normalise_axis(static_cast<int>(n.params[i]), r, n.text);
+    if (seen & (1u << a)) throw shape_error(n.text + ": axis " + std::to_string(a) + " is repeated");
+    seen |= 1u << a;
+    perm[i] = a;
+  }
+  return perm;
+}
+
+inline dims reshaped(const graph_node& n, const dims& in) {
+  dims shape;
+  int infer = -1;
+  for (int i = 0; i < n.nparams; ++i) {
+    const index_t e = n.params[static_cast<std::size_t>(i)];
+    if (e == -1) {
+      if (infer >= 0) throw shape_error(n.text + ": only one extent may be -1");
+      infer = i;
+      shape.push_back(1);
+    } else if (e < 0) {
+      throw shape_error(n.text + ": negative extent " + std::to_string(e));
+    } else {
+      shape.push_back(static_cast<std::size_t>(e));
+    }
+  }
+  // The requested shape must be a possible array before its element count
+  // means anything: a product taken modulo 2^64 would accept (2^62 + 1, 4)
+  // for four elements.
+  if (!fits(shape, size_of(n.type))) throw shape_error(n.text + ": " + too_large(shape, n.type));
+  const std::size_t total = in.elements();
+  const std::size_t known = shape.elements();  // the -1 extent counted as 1
+  if (infer >= 0) {
+    if (known == 0 || total % known != 0)
+      throw shape_error(n.text + ": cannot reshape " + in.str() + " (" + std::to_string(total) + " elements)");
+    shape[static_cast<std::size_t>(infer)] = total / known;
+  } else if (known != total) {
+    throw shape_error(n.text + ": cannot reshape an operand of shape " + in.str() + " (" + std::to_string(total) +
+                      " elements) into " + shape.str());
+  }
+  return shape;
+}
+}  // namespace detail
+
+/// The shape of every node, in node order (children come first).
+inline std::vector<dims> infer_shapes(const graph& g, const call_facts& f) {
+  std::vector<dims> shape(g.nodes.size());
+  for (int i = 0; i < g.size(); ++i) {
+    const graph_node& n = g[i];
+    auto child = [&](int k) -> const dims& { return shape[static_cast<std::size_t>(n.child[static_cast<std::size_t>(k)])]; };
+    dims& out = shape[static_cast<std::size_t>(i)];
+    switch (n.kind) {
+      case node_kind::input: out = f.inputs[static_cast<std::size_t>(n.leaf)].shape; break;
+      case node_kind::shared: {
+        const auto& s = f.shared[static_cast<std::size_t>(n.leaf)];
+        if (!s.has_value)
+          throw value_error(g.shared[static_cast<std::size_t>(n.leaf)].describe() +
+                            " has no value (taken with take_value()); it cannot be read by " + n.text);
+        out = s.shape;
+        break;
+      }
+      case node_kind::constant: out = dims{}; break;
+      case node_kind::map: {
+        out = child(0);
+        for (int k = 1; k < n.arity; ++k) {
+          dims next;
+          if (!try_broadcast(out, child(k), next))
+            throw shape_error("operands could not be broadcast together in " + n.text + ": shapes " + out.str() +
+                              " and " + child(k).str());
+          out = next;
+        }
+        if (!fits(out)) throw shape_error(n.text + ": the broadcast " + too_large(out, n.type));
+        break;
+      }
+      case node_kind::cast: out = child(0); break;
+      case node_kind::reduce: {
+        const dims& in = child(0);
+        const std::uint32_t mask = detail::reduced_axes(n, in.rank());
+        for (std::size_t d = 0; d < in.rank(); ++d) {
+          if (!((mask >> d) & 1u)) out.push_back(in[d]);
+          else if (n.keepdims) out.push_back(1);
+        }
+        break;
+      }
+      case node_kind::dot: {
+        const dims& sa = child(0);
+        const dims& sb = child(1);
+        if ((sa.rank() != 1 && sa.rank() != 2) || (sb.rank() != 1 && sb.rank() != 2))
+          throw rank_error(n.text + ": operands must be vectors or matrices; got shapes " + sa.str() + " and " +
+                           sb.str());
+        const std::size_t inner_a = sa[sa.rank() - 1], inner_b = sb[0];
+        if (inner_a != inner_b)
+          throw shape_error(n.text + ": shapes " + sa.str() + " and " + sb.str() + " not aligned: " +
+                            std::to_string(inner_a) + " (dim " + std::to_string(sa.rank() - 1) + ") != " +
+                            std::to_string(inner_b) + " (dim 0)");
+        if (sa.rank() == 2) out.push_back(sa[0]);
+        if (sb.rank() == 2) out.push_back(sb[1]);
+        if (!fits(out, size_of(n.type))) throw shape_error(n.text + ": the result's " + too_large(out, n.type));
+        break;
+      }
+      case node_kind::transpose: {
+        const dims& in = child(0);
+        const auto perm = detail::permutation(n, in.rank());
+        for (std::size_t d = 0; d < in.rank(); ++d) out.push_back(in[static_cast<std::size_t>(perm[d])]);
+        break;
+      }
+      case node_kind::reshape: out = detail::reshaped(n, child(0)); break;
+    }
+    if (n.static_rank != dynamic_rank && out.rank() != static_cast<std::size_t>(n.static_rank))
+      throw rank_error(n.text + ": has shape " + out.str() + ", expected rank " + std::to_string(n.static_rank));
+  }
+  return shape;
+}
+
+}  // namespace fusor

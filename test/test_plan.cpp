@@ -1,0 +1,206 @@
+// The planner itself: which nodes a graph has (common sub-expressions found
+// once), which steps a plan runs in which order, which slots they read and
+// write, where temporaries sit in the arena, which writes are in place and
+// why not — and when a function re-plans. Also eval / assign, which go
+// through the same planner.
+#define FUSOR_CHECKED 1
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+
+#include <fusor/fusor.hpp>
+
+namespace {
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+int count_kind(const fusor::plan& p, fusor::step_kind k) {
+  return static_cast<int>(std::count_if(p.steps.begin(), p.steps.end(), [&](const auto& s) { return s.kind == k; }));
+}
+int first_of(const fusor::plan& p, fusor::step_kind k) {
+  for (std::size_t i = 0; i < p.steps.size(); ++i)
+    if (p.steps[i].kind == k) return static_cast<int>(i);
+  return -1;
+}
+int count_nodes(const fusor::graph& g, fusor::node_kind k) {
+  return static_cast<int>(std::count_if(g.nodes.begin(), g.nodes.end(), [&](const auto& n) { return n.kind == k; }));
+}
+using vec = xt::xtensor<double, 1>;
+using mat = xt::xtensor<double, 2>;
+}  // namespace
+
+TEST_CASE("the graph has one node per distinct sub-expression: a dot used three times is computed once") {
+  fusor::matrix<double> x{"x"};
+  fusor::vector<double> y{"y"};
+  auto w = fusor::shared(vec{1, 2}, "w");
+  auto p1 = fusor::sigmoid(fusor::dot(x, w));
+  auto f = fusor::function(fusor::inputs(x, y),
+                           fusor::outputs(fusor::mean(p1 - y), fusor::Out(p1 * 2.0, fusor::borrow)),
+                           fusor::updates(fusor::update(w, w - 0.1 * fusor::dot(fusor::transpose(x), p1 - y))));
+  CHECK(count_nodes(f.graph(), fusor::node_kind::dot) == 2);   // dot(x, w) once, dot(x.T, .) once
+  CHECK(count_nodes(f.graph(), fusor::node_kind::input) == 2);
+  CHECK(count_nodes(f.graph(), fusor::node_kind::shared) == 1);
+  (void)f(mat{{1, 0}, {0, 1}, {1, 1}}, vec{1, 0, 1});
+  const auto& p = f.last_plan();
+  CHECK(count_kind(p, fusor::step_kind::dot) == 2);
+  CHECK(count_kind(p, fusor::step_kind::reduce) == 1);
+  // The transpose goes to BLAS as a flag: no copy of x; the compound operand
+  // p1 - y is materialised once.
+  REQUIRE(count_kind(p, fusor::step_kind::materialize) == 1);
+  const auto& m = p.steps[static_cast<std::size_t>(first_of(p, fusor::step_kind::materialize))];
+  CHECK(f.graph()[m.node].kind == fusor::node_kind::map);
+  // Temporaries first, then outputs, then the update, in place, last.
+  const int last_dot = static_cast<int>(p.steps.size()) - 1 - [&] {
+    for (std::size_t i = p.steps.size(); i-- > 0;)
+      if (p.steps[i].kind == fusor::step_kind::dot) return static_cast<int>(p.steps.size() - 1 - i);
+    return 0;
+  }();
+  CHECK(first_of(p, fusor::step_kind::update) > last_dot);
+  CHECK(p.steps.back().kind == fusor::step_kind::update);
+  CHECK(p.steps.back().in_place);
+  CHECK(f.update_was_in_place(0));
+}
+
+TEST_CASE("steps read and write slots: inputs, shared variables, temporaries, outputs, spares") {
+  fusor::vector<double> x{"x"};
+  auto s = fusor::shared(vec{1, 2, 3}, "s");
+  auto f = fusor::function(fusor::inputs(x), fusor::outputs(x * fusor::sum(s)),
+                           fusor::updates(fusor::update(s, fusor::exp(s) + x)));
+  auto view = s.get_value(fusor::borrow);  // a held view: the update cannot be in place
+  (void)f(vec{1, 1, 1});
+  const auto& p = f.last_plan();
+  const auto& reduce = p.steps[static_cast<std::size_t>(first_of(p, fusor::step_kind::reduce))];
+  CHECK(p.slots[static_cast<std::size_t>(reduce.dest)].kind == fusor::slot_kind::temporary);
+  CHECK(p.slots[static_cast<std::size_t>(reduce.reads[0])].kind == fusor::slot_kind::shared);
+  const auto& out = p.steps[static_cast<std::size_t>(first_of(p, fusor::step_kind::output))];
+  CHECK(p.slots[static_cast<std::size_t>(out.dest)].kind == fusor::slot_kind::output);
+  CHECK(std::count(out.reads.begin(), out.reads.end(), reduce.dest) == 1);
+  const auto& upd = p.steps[static_cast<std::size_t>(first_of(p, fusor::step_kind::update))];
+  CHECK_FALSE(upd.in_place);
+  CHECK(p.slots[static_cast<std::size_t>(upd.dest)].kind == fusor::slot_kind::spare);
+  CHECK(p.steps.back().kind == fusor::step_kind::install);
+  CHECK(contains(p.updates[0].why, "view"));
+  CHECK(view(0) == 1.0);  // the held view keeps the old values
+}
+
+TEST_CASE("in-place decisions and their reasons") {
+  auto W = fusor::shared(mat{{1, 2}, {3, 4}}, "W");
+  auto M = fusor::shared(mat{{1, 2}, {3, 4}}, "M");
+  auto A = fusor::shared(vec{1, 2}, "A");
+  auto B = fusor::shared(vec{3, 4}, "B");
+  auto f = fusor::function(fusor::inputs(), fusor::updates(fusor::update(W, W * 2.0),
+                                                          fusor::update(M, fusor::transpose(M) + 1.0),
+                                                          fusor::update(A, B), fusor::update(B, A)));
+  f();
+  const auto& p = f.last_plan();
+  CHECK(p.updates[0].in_place);
+  CHECK_FALSE(p.updates[1].in_place);
+  CHECK(contains(p.updates[1].why, "permuted"));
+  CHECK(p.updates[2].transfer_from == 3);  // a swap: each takes the other's buffer
+  CHECK(p.updates[3].transfer_from == 2);
+  CHECK(count_kind(p, fusor::step_kind::transfer) == 2);
+  CHECK(W.get_value() == mat{{2, 4}, {6, 8}});
+  CHECK(M.get_value() == mat{{2, 4}, {3, 5}});
+  CHECK(A.get_value() == vec{3, 4});
+  CHECK(B.get_value() == vec{1, 2});
+  const std::string text = f.plan();
+  CHECK(contains(text, "update of shared variable 'W': in place"));
+  CHECK(contains(text, "update of shared variable 'M': not in place"));
+  CHECK(contains(text, "takes the old buffer of shared variable 'B'"));
+}
+
+TEST_CASE("temporaries whose lifetimes do not overlap share arena bytes") {
+  fusor::matrix<double> a{"a"}, b{"b"}, c{"c"}, d{"d"};
+  auto f = fusor::function(fusor::inputs(a, b, c, d), fusor::outputs(fusor::dot(fusor::dot(fusor::dot(a, b), c), d)));
+  const mat i2 = {{1, 0}, {0, 1}};
+  const mat r = f(mat{{1, 2}, {3, 4}}, i2, i2, i2);
+  CHECK(r == mat{{1, 2}, {3, 4}});
+  const auto& p = f.last_plan();
+  std::vector<int> dots;
+  for (const auto& s : p.steps)
+    if (s.kind == fusor::step_kind::dot) dots.push_back(s.dest);
+  REQUIRE(dots.size() == 3);
+  const auto& t0 = p.slots[static_cast<std::size_t>(dots[0])];
+  const auto& t2 = p.slots[static_cast<std::size_t>(dots[2])];
+  CHECK(t0.last < t2.first);          // a(b) is dead when the third dot is written
+  CHECK(t2.offset == t0.offset);      // so the third reuses its bytes
+  CHECK(p.arena_bytes < 3 * 64 * 2);  // two live temporaries at most, 64-byte slots
+}
+
+TEST_CASE("outputs of one shape are one fused pass") {
+  fusor::vector<double> x{"x"};
+  auto f = fusor::function(fusor::inputs(x), fusor::outputs(x + 1.0, x * 2.0, fusor::exp(x)));
+  auto [a, b, c] = f(vec{0, 1});
+  CHECK(a == vec{1, 2});
+  CHECK(b == vec{0, 2});
+  CHECK(c(0) == 1.0);
+  const auto& p = f.last_plan();
+  CHECK(count_kind(p, fusor::step_kind::outputs) == 1);
+  CHECK(p.steps[0].group.size() == 3);
+}
+
+TEST_CASE("a plan is built once per signature, and kept for alternating shapes") {
+  fusor::vector<double> x{"x"};
+  auto s = fusor::shared(vec{0, 0}, "s");
+  auto f = fusor::function(fusor::inputs(x), fusor::outputs(fusor::Out(fusor::sum(x), fusor::borrow)));
+  (void)f(vec{1, 2});
+  (void)f(vec{3, 4});
+  CHECK(f.plans_built() == 1);
+  (void)f(vec{1, 2, 3});
+  CHECK(f.plans_built() == 2);
+  for (int i = 0; i < 5; ++i) {
+    CHECK(f(vec{1, 2}).value() == 3.0);
+    CHECK(f(vec{1, 2, 3}).value() == 6.0);
+  }
+  CHECK(f.plans_built() == 2);
+  // An argument of another dtype is another signature: a conversion step.
+  CHECK(f(xt::xtensor<float, 1>{1.5f, 2.5f}).value() == 4.0);
+  CHECK(f.plans_built() == 3);
+  CHECK(count_kind(f.last_plan(), fusor::step_kind::convert) == 1);
+  (void)s;
+}
+
+TEST_CASE("an integer pow's exponent is checked first, before anything is written") {
+  fusor::vector<std::int64_t> e{"e"};
+  auto w = fusor::shared(xt::xtensor<std::int64_t, 1>{2, 3}, "w");
+  auto f = fusor::function(fusor::inputs(e), fusor::updates(fusor::update(w, fusor::pow(w, e + 1))));
+  f(xt::xtensor<std::int64_t, 1>{1, 0});
+  CHECK(w.get_value() == xt::xtensor<std::int64_t, 1>{4, 3});
+  CHECK(f.last_plan().steps.front().kind == fusor::step_kind::check);
+  CHECK_THROWS_AS(f(xt::xtensor<std::int64_t, 1>{-3, 0}), fusor::value_error);
+  CHECK(w.get_value() == xt::xtensor<std::int64_t, 1>{4, 3});
+}
+
+TEST_CASE("assign follows the functions' in-place policy: a live borrowed view keeps its values") {
+  auto W = fusor::shared(vec{1, 2, 3}, "W");
+  const void* before = W.get_value(fusor::borrow).data();
+  fusor::assign(W, W * 2.0);  // no view held: in place
+  CHECK(W.get_value(fusor::borrow).data() == before);
+  CHECK(W.get_value() == vec{2, 4, 6});
+  {
+    auto view = W.get_value(fusor::borrow);
+    fusor::assign(W, W * 2.0);  // a view is held: fresh storage, the view unchanged
+    CHECK(view == vec{2, 4, 6});
+    CHECK(W.get_value() == vec{4, 8, 12});
+    CHECK(W.get_value(fusor::borrow).data() != view.data());
+  }
+  // The same expression type over other variables and constants: re-planned, right.
+  auto V = fusor::shared(vec{1, 1, 1}, "V");
+  fusor::assign(V, V * 3.0);
+  CHECK(V.get_value() == vec{3, 3, 3});
+  CHECK(W.get_value() == vec{4, 8, 12});
+}
+
+TEST_CASE("eval plans once per expression type and leaves, and re-plans for others") {
+  fusor::vector<double> x{"x"};
+  auto a = fusor::shared(vec{1, 2}, "a");
+  auto b = fusor::shared(vec{10, 20}, "b");
+  for (int i = 0; i < 3; ++i) {
+    const vec ra = fusor::eval(x * a + 1.0, x = vec{2, 2});
+    CHECK(ra == vec{3, 5});
+    const vec rb = fusor::eval(x * b + 1.0, x = vec{2, 2});  // same type, another variable
+    CHECK(rb == vec{21, 41});
+    const vec rc = fusor::eval(x * b + 2.0, x = vec{1, 1});  // another constant
+    CHECK(rc == vec{12, 22});
+  }
+}
