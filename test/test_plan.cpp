@@ -204,3 +204,43 @@ TEST_CASE("eval plans once per expression type and leaves, and re-plans for othe
     CHECK(rc == vec{12, 22});
   }
 }
+
+TEST_CASE("a steady call reuses the last plan and slots; anything that could invalidate them is noticed") {
+  fusor::vector<double> x{"x"};
+  auto w = fusor::shared(vec{1, 2, 3}, "w");
+  auto f = fusor::function(fusor::inputs(x), fusor::outputs(fusor::Out(w * x, fusor::borrow)),
+                           fusor::updates(fusor::update(w, w + 1.0)));
+  vec a{1, 1, 1}, b{2, 2, 2};
+  CHECK(f(a) == vec{1, 2, 3});
+  CHECK(f(a) == vec{2, 3, 4});  // steady: same argument, w written in place
+  CHECK(f.update_was_in_place(0));
+  CHECK(f(b) == vec{6, 8, 10});  // another argument buffer: rebound
+  // set_value replaces w's buffer: the next call reads the new one.
+  w.set_value(vec{10, 20, 30});
+  CHECK(f(a) == vec{10, 20, 30});
+  CHECK(w.get_value() == vec{11, 21, 31});
+  // A view of w appears: the update is no longer in place, the view keeps its values.
+  {
+    auto view = w.get_value(fusor::borrow);
+    CHECK(f(a) == vec{11, 21, 31});
+    CHECK_FALSE(f.update_was_in_place(0));
+    CHECK(view == vec{11, 21, 31});
+    CHECK(w.get_value() == vec{12, 22, 32});
+  }
+  // The view is gone: in place again (w's buffer is now the spare of the
+  // previous call's ping-pong; either way the values are right).
+  CHECK(f(a) == vec{12, 22, 32});
+  CHECK(f(a) == vec{13, 23, 33});
+  CHECK(f.update_was_in_place(0));
+  // A shape change and back: both plans kept.
+  w.set_value(vec{1, 1});
+  CHECK(f(vec{5, 5}) == vec{5, 5});
+  w.set_value(vec{1, 1, 1});
+  CHECK(f(a) == vec{1, 1, 1});
+  CHECK(f.plans_built() <= 4);
+  // A variable emptied by take_value: the call is refused and changes nothing.
+  (void)w.take_value();
+  CHECK_THROWS_AS(f(a), fusor::value_error);
+  w.set_value(vec{0, 0, 0});
+  CHECK(f(a) == vec{0, 0, 0});
+}

@@ -109,7 +109,7 @@ struct graph_input {
 struct shared_facts {
   const std::byte* data = nullptr;
   std::size_t bytes = 0;
-  dims shape;
+  const dims* shape = nullptr;  ///< the storage's own shape (null without a value): not copied per call
   bool has_value = false;
   /// Someone besides the variable holds its buffer (a view from
   /// get_value(borrow), an earlier borrowed output): never written in place.
@@ -126,6 +126,8 @@ struct graph_shared {
   int rank = 0;
   memory_space space = host;
   shared_facts (*facts)(const variable_base*) = nullptr;
+  /// Whether a view the caller holds shares the storage (the cheap half of facts()).
+  bool (*viewed)(const variable_base*) = nullptr;
   std::string describe() const { return record->describe(); }
 };
 
@@ -200,10 +202,18 @@ shared_facts tensor_facts(const variable_base* v) {
   const auto& a = record.storage();
   f.data = reinterpret_cast<const std::byte*>(a.data());
   f.bytes = a.bytes();
-  f.shape = a.shape();
+  f.shape = &a.shape();
   f.borrowed_storage = a.storage().how() == ownership::borrowed;
   f.viewed = !f.borrowed_storage && a.storage().use_count() > 1;
   return f;
+}
+
+template <element E>
+bool tensor_viewed(const variable_base* v) {
+  const auto& record = *static_cast<const tensor_variable<E>*>(v);
+  if (!record.has_value()) return false;
+  const auto& b = record.storage().storage();
+  return b.how() != ownership::borrowed && b.use_count() > 1;
 }
 
 template <class X>
@@ -257,6 +267,7 @@ class graph_builder {
     gs.rank = static_cast<int>(s.rank());
     gs.space = s.space();
     gs.facts = &detail::tensor_facts<element_type_of<T>>;
+    gs.viewed = &detail::tensor_viewed<element_type_of<T>>;
     g_.shared.push_back(gs);
     return static_cast<int>(g_.shared.size()) - 1;
   }

@@ -146,7 +146,7 @@ class signature {
       const auto& a = f.shared[i];
       const auto& b = shared_[i];
       if (a.has_value != b.has_value || a.viewed != b.viewed || a.borrowed_storage != b.borrowed_storage ||
-          !(a.shape == b.shape))
+          (a.has_value && !(*a.shape == b.shape)))
         return false;
     }
     std::size_t k = 0;
@@ -168,7 +168,8 @@ class signature {
 
   void record(const call_facts& f) {
     for (const auto& a : f.inputs) inputs_.push_back({a.shape, a.source, a.writable});
-    for (const auto& s : f.shared) shared_.push_back({s.shape, s.has_value, s.viewed, s.borrowed_storage});
+    for (const auto& s : f.shared)
+      shared_.push_back({s.has_value ? *s.shape : dims{}, s.has_value, s.viewed, s.borrowed_storage});
     for_each_pair(f, [&](overlap o) { overlaps_.push_back(o); });
   }
 

@@ -105,7 +105,8 @@ class planner {
     for (std::size_t i = 0; i < g_.inputs.size(); ++i)
       p_.input_slot.push_back(add_slot(slot_kind::input, f_.inputs[i].source, f_.inputs[i].shape, static_cast<int>(i)));
     for (std::size_t j = 0; j < g_.shared.size(); ++j)
-      p_.shared_slot.push_back(add_slot(slot_kind::shared, g_.shared[j].type, f_.shared[j].shape, static_cast<int>(j)));
+      p_.shared_slot.push_back(add_slot(slot_kind::shared, g_.shared[j].type,
+                                        f_.shared[j].has_value ? *f_.shared[j].shape : dims{}, static_cast<int>(j)));
     for (std::size_t k = 0; k < g_.outputs.size(); ++k) {
       const int node = g_.outputs[k].node;
       p_.output_slot.push_back(
@@ -294,7 +295,7 @@ class planner {
       const range target{facts.data, facts.bytes};
       if (u.transfer_source) why = "its old buffer goes to another variable";
       else if (!facts.has_value) why = "the variable has no value";
-      else if (!(facts.shape == u.shape)) why = "the shape changes from " + facts.shape.str() + " to " + u.shape.str();
+      else if (!(*facts.shape == u.shape)) why = "the shape changes from " + facts.shape->str() + " to " + u.shape.str();
       else if (!host_accessible(g_.shared[static_cast<std::size_t>(var)].space)) why = "the variable is not on the host";
       else if (facts.viewed) why = "a view the caller holds shares the buffer";
       else if (reads_only_in_place(root, target, why) && acceptable(root, target, why)) {

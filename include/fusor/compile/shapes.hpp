@@ -110,7 +110,7 @@ inline std::vector<dims> infer_shapes(const graph& g, const call_facts& f) {
         if (!s.has_value)
           throw value_error(g.shared[static_cast<std::size_t>(n.leaf)].describe() +
                             " has no value (taken with take_value()); it cannot be read by " + n.text);
-        out = s.shape;
+        out = *s.shape;
         break;
       }
       case node_kind::constant: out = dims{}; break;

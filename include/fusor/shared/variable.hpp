@@ -62,6 +62,10 @@ class variable_base {
   std::uint64_t id() const noexcept { return id_; }
   /// Bumped whenever the storage is replaced or written in place by fusor.
   std::uint64_t generation() const noexcept { return generation_.load(std::memory_order_acquire); }
+  /// Bumped only when the storage is replaced (not when it is written in
+  /// place): while it is unchanged, so are the buffer, its shape and whether
+  /// the variable has a value. A compiled function's fast path relies on it.
+  std::uint64_t storage_version() const noexcept { return storage_version_.load(std::memory_order_acquire); }
 
   /// "shared variable 'W'" — the subject of every message about it.
   std::string describe() const {
@@ -90,6 +94,7 @@ class variable_base {
     lo_ = lo;
     bytes_ = bytes;
     generation_.fetch_add(1, std::memory_order_acq_rel);
+    storage_version_.fetch_add(1, std::memory_order_acq_rel);
   }
   void note_written() noexcept { generation_.fetch_add(1, std::memory_order_acq_rel); }
 
@@ -98,6 +103,7 @@ class variable_base {
  private:
   std::uint64_t id_;
   std::atomic<std::uint64_t> generation_{0};
+  std::atomic<std::uint64_t> storage_version_{0};
   const std::byte* lo_ = nullptr;
   std::size_t bytes_ = 0;
   variable_base* prev_ = nullptr;

@@ -142,19 +142,29 @@ struct elementwise_loop {
 
   void run(E* out, Ev& ev) const {
     if (empty) return;
+    if (space.rank == 1) {  // one contiguous run: no odometer (small arrays pay for every instruction)
+      ev.set_outer(nullptr, 0);
+      run_row(out, ev);
+      return;
+    }
     for_each_row(space, [&](const index_t* idx, std::size_t outer) {
       E* row = out;
       for (std::size_t d = 0; d < outer; ++d) row += idx[d] * out_strides[d];
       ev.set_outer(idx, outer);
-      if constexpr (Ev::simd && std::is_same_v<typename Ev::value_type, E>) {
-        if (vectorise) {
-          if (detail::leaves_aligned(ev, row)) detail::vector_row<xsimd::aligned_mode>(row, ev, n);
-          else detail::vector_row<xsimd::unaligned_mode>(row, ev, n);
-          return;
-        }
-      }
-      for (std::size_t i = 0; i < n; ++i) row[i] = static_cast<E>(ev.scalar(static_cast<index_t>(i)));
+      run_row(row, ev);
     });
+  }
+
+ private:
+  void run_row(E* row, Ev& ev) const {
+    if constexpr (Ev::simd && std::is_same_v<typename Ev::value_type, E>) {
+      if (vectorise) {
+        if (detail::leaves_aligned(ev, row)) detail::vector_row<xsimd::aligned_mode>(row, ev, n);
+        else detail::vector_row<xsimd::unaligned_mode>(row, ev, n);
+        return;
+      }
+    }
+    for (std::size_t i = 0; i < n; ++i) row[i] = static_cast<E>(ev.scalar(static_cast<index_t>(i)));
   }
 };
 
