@@ -1,5 +1,5 @@
 // bench/bench_expr.cpp — fusor's CPU benchmark suite, workloads W1–W5 of
-// docs' perf-anchors §4, each next to its references in the same binary.
+// bench/README.md, each next to its references in the same binary.
 //
 //   W1  STREAM kernels (copy, scale, add, triad) in the DSL   vs __restrict loops, xtensor noalias,
 //                                                                 STREAM's own triad (the ceiling),

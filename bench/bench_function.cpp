@@ -1,5 +1,5 @@
 // bench/bench_function.cpp — compiled-function workloads W6–W9 of
-// perf-anchors §4, each next to its references in the same binary.
+// bench/README.md, each next to its references in the same binary.
 //
 //   W6  (exp(x/5)*2, exp(x/5)+1) in one function (one fused pass) vs two
 //       single-output functions (two passes) vs a hand loop; 2^26 doubles
@@ -7,8 +7,9 @@
 //       -(x-mu), x and mu shared, 100 000 doubles, a function with no inputs
 //       vs a one-pass hand loop and Eigen
 //   W8  call overhead: W2 (o = a*b + c*d - e) at N = 1, 16 through a function
-//       over shared variables with a borrowed output vs fusor::assign, xtensor
-//       noalias, Eigen; reports allocations per call
+//       over shared variables with a borrowed output, as an update (into a
+//       caller's buffer a variable borrowed), over five arguments, and through
+//       fusor::assign, vs xtensor noalias, Eigen; reports allocations per call
 //   W9  W2 at 2^26 through the function after warm-up vs xtensor noalias into a
 //       preallocated array vs xtensor allocating its result each call
 //
@@ -179,6 +180,21 @@ void W2_function(State& st) {
   set_bw(st, double(n) * 8 * 6);
 }
 
+void W2_function_args(State& st) {
+  // The same expression over five arguments (the caller's arrays, the same
+  // ones every call) instead of shared variables.
+  const auto n = static_cast<std::size_t>(st.range(0));
+  vec a = make(n, 1), b = make(n, 2), c = make(n, 3), d = make(n, 4), e = make(n, 5);
+  fusor::vector<double> A{"a"}, B{"b"}, C{"c"}, D{"d"}, E{"e"};
+  auto f = fusor::function(fusor::inputs(A, B, C, D, E), fusor::outputs(fusor::Out(A * B + C * D - E, fusor::borrow)));
+  if (!close(st, f(a, b, c, d, e).flat(n - 1), a(n - 1) * b(n - 1) + c(n - 1) * d(n - 1) - e(n - 1))) return;
+  counted_loop(st, [&] {
+    auto r = f(a, b, c, d, e);
+    benchmark::DoNotOptimize(r.data());
+  });
+  set_bw(st, double(n) * 8 * 6);
+}
+
 void W2_function_update(State& st) {
   // The same expression as an update into o (in place every call).
   const auto n = static_cast<std::size_t>(st.range(0));
@@ -254,6 +270,8 @@ BENCHMARK(W7_eigen)->Name("W7/double/eigen/100000")->Arg(100000);
 BENCHMARK(W2_function)->Name("W8/double/fusor_function/1")->Arg(1);
 BENCHMARK(W2_function)->Name("W8/double/fusor_function/16")->Arg(16);
 BENCHMARK(W2_function_update)->Name("W8/double/fusor_function_update/16")->Arg(16);
+BENCHMARK(W2_function_args)->Name("W8/double/fusor_function_args/1")->Arg(1);
+BENCHMARK(W2_function_args)->Name("W8/double/fusor_function_args/16")->Arg(16);
 BENCHMARK(W2_assign)->Name("W8/double/fusor_assign/1")->Arg(1);
 BENCHMARK(W2_assign)->Name("W8/double/fusor_assign/16")->Arg(16);
 BENCHMARK(W2_xtensor_noalias)->Name("W8/double/xtensor_noalias/1")->Arg(1);

@@ -62,6 +62,9 @@ int main() {
   std::printf("training accuracy %.1f %% (%zu / %zu)\n", 100.0 * static_cast<double>(correct) / N, correct, N);
   std::printf("time per step     %.1f us (w and b updated in place: %s)\n", seconds * 1e6 / (training_steps - 1),
               train.update_was_in_place(0) && train.update_was_in_place(1) ? "yes" : "no");
+  // What train() runs: its plan (built at the first call, reused by every
+  // call with the same shapes).
+  std::printf("\nthe plan of train():\n%s", train.plan().c_str());
   // What the fused kernels of train() cost: 100 more steps, profiled.
   train.enable_profiling();
   for (int i = 0; i < 100; ++i) (void)train(data, labels);

@@ -1,7 +1,7 @@
 // Expressions are values: safe in `auto` variables, safe to return from the
 // function that built them from locals, safe to copy and reuse. Run under
 // AddressSanitizer in CI. Modelled on xtensor #1932, #2597, #2871, Eigen
-// GitLab #680 and Fastor #38 (cpp-anchors.md §2.1).
+// GitLab #680 and Fastor #38 (the dangling-reference reports of those libraries).
 #include <doctest/doctest.h>
 
 #include <cmath>

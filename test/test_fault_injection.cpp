@@ -333,7 +333,7 @@ TEST_CASE("construction: a failed constructor registers nothing") {
       }
       // 1 when the borrowed variable aliases v, as it must after a success:
       // a failed earlier attempt left no record holding v's buffer (else the
-      // borrow would have copied, DESIGN's uniqueness rule).
+      // borrow would have copied: uniqueness, M3).
       const bool aliases = h->made.size() != 3 || h->made[1].get_value(fusor::borrow).data() == h->v.data();
       v.push_back({"borrowed aliases v", {aliases ? 1.0 : 0.0}, nullptr});
       return v;

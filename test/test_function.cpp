@@ -177,7 +177,7 @@ TEST_CASE("{A: B} alone copies; {A: B, B: C} hands B's buffer to A and copies C 
   auto copy = fusor::function(fusor::inputs(), fusor::updates(fusor::update(A, B)));
   copy();
   CHECK(A.get_value() == B.get_value());
-  CHECK(storage_of(A) != storage_of(B));  // uniqueness (DESIGN §1.3)
+  CHECK(storage_of(A) != storage_of(B));  // uniqueness (M3)
 
   fusor::vector<double> C{"C"};
   const void* b0 = storage_of(B);

@@ -244,3 +244,19 @@ TEST_CASE("a steady call reuses the last plan and slots; anything that could inv
   w.set_value(vec{0, 0, 0});
   CHECK(f(a) == vec{0, 0, 0});
 }
+
+TEST_CASE("every temporary an in-place write reads is computed before any in-place write") {
+  auto w = fusor::shared(vec{2, 4}, "w");
+  auto b = fusor::shared(vec{10, 10}, "b");
+  auto f = fusor::function(fusor::inputs(), fusor::updates(fusor::update(w, w * 0.5),
+                                                          fusor::update(b, b - fusor::sum(w))));
+  f();
+  CHECK(f.update_was_in_place(0));
+  CHECK(f.update_was_in_place(1));
+  CHECK(w.get_value() == vec{1, 2});
+  CHECK(b.get_value() == vec{4, 4});  // 10 - (2 + 4): the sum of w before the call
+  const auto& p = f.last_plan();
+  const int reduce = first_of(p, fusor::step_kind::reduce);
+  const int first_in_place = first_of(p, fusor::step_kind::update);
+  CHECK(reduce < first_in_place);
+}

@@ -1,5 +1,5 @@
 // shared<T>: construction with and without borrow, every get_value / set_value
-// form of DESIGN.md §2, .value(), zero(), take_value(), casting (R28–R29) and
+// form of the README's table of calls, .value(), zero(), take_value(), casting (R28–R29) and
 // shape rules (R22). Aliasing is checked by data address.
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-// DESIGN §1.3: two shared variables never hold one buffer. Unlike Theano
+// M3 (docs/memory-model.md): two shared variables never hold one buffer. Unlike Theano
 // (R3/R53), borrowing a buffer another shared variable holds yields a copy.
 #include <doctest/doctest.h>
 

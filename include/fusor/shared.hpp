@@ -7,7 +7,8 @@
 //
 // A handle is reference counted: copying it yields another handle on the same
 // variable (PyTensor's clone(), R12). Values go in and out through
-// get_value / set_value; see DESIGN.md §2 for the table of calls.
+// get_value / set_value; the README's "Shared variables" has the table of
+// calls, docs/memory-model.md the rules (R8–R32).
 #pragma once
 
 #include <concepts>
@@ -81,7 +82,7 @@ class shared {
 
   /// Aliases `v`'s buffer on the host (Theano's borrow=True): changes made to
   /// `v` are seen by the variable. Its lifetime is the caller's. A copy is made
-  /// when `v`'s buffer is already held by another shared variable (DESIGN §1.3),
+  /// when `v`'s buffer is already held by another shared variable (M3),
   /// when storage is requested on a device, and for scalars (R9).
   shared(T& v, borrow_t, shared_options options = {}) { init_borrow(v, std::move(options)); }
   template <std::convertible_to<std::string> Name>
@@ -189,7 +190,7 @@ class shared {
     record_->install(adopt_storage(std::move(v)));
   }
   /// Aliases `v` (R21) when its dtype matches; otherwise converts into fresh
-  /// storage. A buffer held by another shared variable is copied (DESIGN §1.3).
+  /// storage. A buffer held by another shared variable is copied (M3).
   template <class V>
     requires is_tensor && tensor_shareable<std::remove_cvref_t<V>>
   void set_value(V&& v, borrow_t) {

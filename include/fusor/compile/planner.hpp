@@ -525,7 +525,14 @@ class planner {
       emit(group_step(step_kind::update, g_.updates[k].node, u.spare, static_cast<int>(k),
                       detail::update_label(g_, static_cast<int>(k))));
     }
-    // The in-place writes, after every other reader.
+    // The in-place writes, after every other reader — the temporaries they
+    // read included: all of those are computed first, from the values of the
+    // call's start (an in-place write must not change what a later temporary
+    // reads: update(w, w / 2) with update(b, b - sum(w))).
+    for (std::size_t k = 0; k < g_.updates.size(); ++k)
+      if (p_.updates[k].in_place) ensure_group(g_.updates[k].node);
+    for (std::size_t k = 0; k < g_.outputs.size(); ++k)
+      if (p_.outputs[k].in_place) ensure_group(g_.outputs[k].node);
     for (std::size_t k = 0; k < g_.updates.size(); ++k)
       if (p_.updates[k].in_place) {
         auto s = group_step(step_kind::update, g_.updates[k].node,

@@ -92,7 +92,8 @@ decltype(auto) with_context(const std::string& prefix, F&& f) {
 
 /// The element storage of a tensor variable, readable on the host. get_value
 /// (borrow) is a view of host storage, or a host copy for device storage
-/// (DESIGN §2); either way it keeps the bytes alive while we write them.
+/// (docs/memory-model.md, R16); either way it keeps the bytes alive while we
+/// write them.
 template <class T>
 struct host_snapshot {
   borrowed<T> view;

@@ -10,6 +10,10 @@
 #include <new>
 #include <utility>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 #include "fusor/core/config.hpp"
 #include "fusor/core/dims.hpp"
 #include "fusor/core/errors.hpp"
@@ -35,6 +39,24 @@ struct aligned_delete {
   void operator()(void* p) const noexcept { ::operator delete(p, std::align_val_t{alignment}); }
 };
 
+/// Buffers of this size and more are aligned to 2 MiB and backed by
+/// transparent huge pages where the kernel offers them (as NumPy does for
+/// arrays of 4 MiB and more): a 512 MiB array then costs 256 page faults at
+/// first touch instead of 131 072, and far fewer TLB misses afterwards.
+inline constexpr std::size_t huge_page_bytes = std::size_t{2} << 20;
+inline constexpr std::size_t huge_page_threshold = std::size_t{4} << 20;
+
+struct huge_delete {
+  void operator()(void* p) const noexcept { ::operator delete(p, std::align_val_t{huge_page_bytes}); }
+};
+
+/// A hint: where transparent huge pages are off or unknown it does nothing.
+inline void advise_huge_pages([[maybe_unused]] void* p, [[maybe_unused]] std::size_t bytes) noexcept {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  (void)::madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+}
+
 /// Rounds a request up to whole cache lines: the padding lets a SIMD loop
 /// finish without a scalar tail on fusor-owned memory.
 constexpr std::size_t padded_bytes(std::size_t bytes) noexcept {
@@ -56,10 +78,18 @@ class buffer {
     if (bytes > max_array_bytes)
       throw shape_error("fusor: cannot allocate " + std::to_string(bytes) +
                         " bytes: more than an array may hold (2^63 - 1 bytes)");
-    void* p = ::operator new(detail::padded_bytes(bytes), std::align_val_t{alignment});
     buffer b;
+    void* p = nullptr;
     // If making the control block throws, the deleter runs: nothing leaks.
-    b.keep_ = std::shared_ptr<void>(p, detail::aligned_delete{});
+    if (bytes >= detail::huge_page_threshold) {
+      const std::size_t n = (bytes + detail::huge_page_bytes - 1) / detail::huge_page_bytes * detail::huge_page_bytes;
+      p = ::operator new(n, std::align_val_t{detail::huge_page_bytes});
+      b.keep_ = std::shared_ptr<void>(p, detail::huge_delete{});
+      detail::advise_huge_pages(p, n);
+    } else {
+      p = ::operator new(detail::padded_bytes(bytes), std::align_val_t{alignment});
+      b.keep_ = std::shared_ptr<void>(p, detail::aligned_delete{});
+    }
     b.data_ = static_cast<std::byte*>(p);
     b.bytes_ = bytes;
     b.space_ = space;

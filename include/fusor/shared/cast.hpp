@@ -1,5 +1,5 @@
 // fusor/shared/cast.hpp — the casting rules a value passes to be stored in a
-// variable of another dtype (reference/memory-model.md §E, R28–R29).
+// variable of another dtype (docs/memory-model.md, R28–R29).
 #pragma once
 
 #include <cmath>

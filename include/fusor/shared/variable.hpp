@@ -1,5 +1,6 @@
 // fusor/shared/variable.hpp — the record behind a shared<T> handle, and the
-// process-wide registry of live records that enforces DESIGN §1.3: no two
+// process-wide registry of live records that enforces rule M3 of
+// docs/memory-model.md: no two
 // shared variables ever hold one buffer.
 //
 // The registry is an intrusive list (no allocation when a record's storage

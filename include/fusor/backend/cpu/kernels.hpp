@@ -10,6 +10,7 @@
 // allocation, nothing decided.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -146,7 +147,11 @@ struct group_kernel {
     st->dest = s.dest;
     const dims& shape = p.shapes[static_cast<std::size_t>(s.node)];
     st->ev.broadcast_to(shape);
-    st->loop.prepare(shape, st->ev);
+    // An output or an update that this step does not read is streamed when it
+    // is larger than the cache (a materialised temporary is read back: not).
+    const bool streamable = (s.kind == step_kind::output || s.kind == step_kind::update) &&
+                            std::find(s.reads.begin(), s.reads.end(), s.dest) == s.reads.end();
+    st->loop.prepare(shape, st->ev, streamable);
     return st;
   }
   static constexpr kernel_entry entry{&prepare};

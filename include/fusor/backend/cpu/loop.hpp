@@ -128,9 +128,14 @@ struct elementwise_loop {
   std::size_t n = 0;
   bool empty = true;
   bool vectorise = false;
+  bool stream = false;
 
-  /// `ev` must already be broadcast_to(shape).
-  void prepare(const dims& shape, Ev& ev) {
+  /// `ev` must already be broadcast_to(shape). `streamable`: the output is
+  /// not read by this loop nor soon after it (an output or an update, not a
+  /// temporary), so when it is larger than the last-level cache it is written
+  /// with non-temporal stores — no write-allocate reads, no eviction of the
+  /// operands.
+  void prepare(const dims& shape, Ev& ev, bool streamable = false) {
     empty = shape.elements() == 0;
     if (empty) return;
     out_strides = c_strides(shape);
@@ -138,6 +143,7 @@ struct elementwise_loop {
     n = space.extent[space.rank - 1];
     // After merging, the output's innermost stride is 1 (it is contiguous).
     vectorise = Ev::simd && std::is_same_v<typename Ev::value_type, E> && detail::leaves_vectorisable(ev);
+    stream = streamable && vectorise && can_stream<E> && shape.elements() * sizeof(E) > last_level_cache_bytes();
   }
 
   void run(E* out, Ev& ev) const {
@@ -145,26 +151,45 @@ struct elementwise_loop {
     if (space.rank == 1) {  // one contiguous run: no odometer (small arrays pay for every instruction)
       ev.set_outer(nullptr, 0);
       run_row(out, ev);
-      return;
+    } else {
+      for_each_row(space, [&](const index_t* idx, std::size_t outer) {
+        E* row = out;
+        for (std::size_t d = 0; d < outer; ++d) row += idx[d] * out_strides[d];
+        ev.set_outer(idx, outer);
+        run_row(row, ev);
+      });
     }
-    for_each_row(space, [&](const index_t* idx, std::size_t outer) {
-      E* row = out;
-      for (std::size_t d = 0; d < outer; ++d) row += idx[d] * out_strides[d];
-      ev.set_outer(idx, outer);
-      run_row(row, ev);
-    });
+    if (stream) stream_fence();
   }
 
  private:
   void run_row(E* row, Ev& ev) const {
     if constexpr (Ev::simd && std::is_same_v<typename Ev::value_type, E>) {
       if (vectorise) {
+        if constexpr (can_stream<E>) {
+          if (stream) {
+            stream_row(row, ev);
+            return;
+          }
+        }
         if (detail::leaves_aligned(ev, row)) detail::vector_row<xsimd::aligned_mode>(row, ev, n);
         else detail::vector_row<xsimd::unaligned_mode>(row, ev, n);
         return;
       }
     }
     for (std::size_t i = 0; i < n; ++i) row[i] = static_cast<E>(ev.scalar(static_cast<index_t>(i)));
+  }
+
+  /// Scalar elements up to the first aligned batch, then streaming stores.
+  void stream_row(E* row, Ev& ev) const {
+    constexpr std::size_t w = batch<E>::size;
+    std::size_t i = 0;
+    while (i < n && !is_batch_aligned(row + i)) {
+      row[i] = ev.scalar(static_cast<index_t>(i));
+      ++i;
+    }
+    for (; i + w <= n; i += w) store_stream(row + i, ev.template load<xsimd::unaligned_mode>(static_cast<index_t>(i)));
+    for (; i < n; ++i) row[i] = ev.scalar(static_cast<index_t>(i));
   }
 };
 

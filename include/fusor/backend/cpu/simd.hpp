@@ -4,9 +4,17 @@
 // the portable functors call unqualified.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <type_traits>
 
 #include <xsimd/xsimd.hpp>
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+#if defined(__linux__) || defined(__APPLE__)
+#include <unistd.h>
+#endif
 
 namespace fusor::cpu {
 
@@ -28,6 +36,72 @@ inline constexpr std::size_t batch_alignment = simd_element<E> ? xsimd::batch<E>
 template <class E>
 inline bool is_batch_aligned(const E* p) noexcept {
   return reinterpret_cast<std::uintptr_t>(p) % batch_alignment<E> == 0;
+}
+
+/// Whether this build can store a batch of E without going through the cache
+/// (a non-temporal store: x86's movntp*).
+template <class E>
+inline constexpr bool can_stream = [] {
+#if defined(__SSE2__)
+  constexpr std::size_t bytes = sizeof(E) * batch_size<E>;
+  return simd_element<E> && (bytes == 16 || bytes == 32 || bytes == 64);
+#else
+  return false;
+#endif
+}();
+
+/// Stores a batch with a non-temporal store: the line goes to memory without
+/// being read first (no write-allocate traffic) and without evicting what the
+/// caches hold. `p` must be aligned to the batch. Only for outputs that are
+/// not read back soon; stream_fence() orders them before anything after.
+template <class E>
+inline void store_stream(E* p, const xsimd::batch<E>& v) noexcept {
+#if defined(__SSE2__)
+  constexpr std::size_t bytes = sizeof(E) * xsimd::batch<E>::size;
+  if constexpr (std::is_same_v<E, double>) {
+    if constexpr (bytes == 16) _mm_stream_pd(p, v.data);
+#if defined(__AVX__)
+    else if constexpr (bytes == 32) _mm256_stream_pd(p, v.data);
+#endif
+#if defined(__AVX512F__)
+    else if constexpr (bytes == 64) _mm512_stream_pd(p, v.data);
+#endif
+    else v.store_aligned(p);
+  } else if constexpr (std::is_same_v<E, float>) {
+    if constexpr (bytes == 16) _mm_stream_ps(p, v.data);
+#if defined(__AVX__)
+    else if constexpr (bytes == 32) _mm256_stream_ps(p, v.data);
+#endif
+#if defined(__AVX512F__)
+    else if constexpr (bytes == 64) _mm512_stream_ps(p, v.data);
+#endif
+    else v.store_aligned(p);
+  } else {
+    v.store_aligned(p);
+  }
+#else
+  v.store_aligned(p);
+#endif
+}
+
+inline void stream_fence() noexcept {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
+
+/// The last-level cache's size (asked once), or 32 MiB when the system does
+/// not say: outputs larger than it are streamed.
+inline std::size_t last_level_cache_bytes() noexcept {
+  static const std::size_t bytes = [] {
+    long n = -1;
+#if defined(_SC_LEVEL3_CACHE_SIZE)
+    n = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (n <= 0) n = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+    return n > 0 ? static_cast<std::size_t>(n) : std::size_t{32} << 20;
+  }();
+  return bytes;
 }
 
 /// Horizontal reduction of a batch with a reduction rule (red::sum, ...).
