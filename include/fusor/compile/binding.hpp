@@ -18,32 +18,36 @@
 
 namespace fusor {
 
-/// Checks `value` for input `in` and describes it. `lent`: passed to
-/// In(x, borrow) as a non-const lvalue, so the call may overwrite it (only
-/// when it has the input's dtype: a converted copy would help nobody). `who()`
-/// names the input in messages; it is called only on a refusal.
-template <class T, int N, class V, class Who>
-input_facts bind_argument(const input<T, N>& in, const V& value, cast_policy policy, bool lent, const Who& who) {
+/// Checks `value` for an input of element type T and rank N, with the
+/// broadcastable axes `broadcastable` (bit d: axis d), and describes it in `a`
+/// — written only where it changed, since most calls pass the same buffers as
+/// the last one. `lent`: passed to In(x, borrow) as a non-const lvalue, so the
+/// call may overwrite it (only when it has the input's dtype: a converted copy
+/// would help nobody). `who()` names the input in messages; it is called only
+/// on a refusal.
+template <element T, int N, class V, class Who>
+void bind_argument(input_facts& a, std::uint32_t broadcastable, const V& value, cast_policy policy, bool lent,
+                   const Who& who) {
   using C = shared_constructor<V>;
   using S = typename C::element_type;
   static_assert(rank_of<V> == dynamic_rank || rank_of<V> == N,
                 "FUSOR_RANK_MISMATCH: an argument's static rank differs from its input's rank");
-  input_facts a;
-  a.shape = C::shape(value);
-  std::uint32_t broadcastable = 0;
-  for (int d = 0; d < N; ++d)
-    if (in.broadcastable(static_cast<std::size_t>(d))) broadcastable |= 1u << d;
-  require_shape(who, static_cast<std::size_t>(N), broadcastable, a.shape, dtype_of<S>);
+  const dims shape = C::shape(value);
+  require_shape(who, static_cast<std::size_t>(N), broadcastable, shape, dtype_of<S>);
   const S* src = C::data(value);
-  const std::size_t n = a.shape.elements();
+  const std::size_t n = shape.elements();
   // R28–R31: an exact dtype as is; otherwise only what the input's casting
   // rules accept (a C++ number: when its value converts exactly).
   check_cast<T, S>(who, src, n, std::is_arithmetic_v<V>, policy);
-  a.data = reinterpret_cast<const std::byte*>(src);
-  a.bytes = n * sizeof(S);
-  a.source = dtype_of<S>;
-  a.writable = lent && std::is_same_v<S, T> && rank_of<V> != 0;
-  return a;
+  const auto* data = reinterpret_cast<const std::byte*>(src);
+  const bool writable = lent && std::is_same_v<S, T> && rank_of<V> != 0;
+  if (a.data != data || a.source != dtype_of<S> || a.writable != writable || !(a.shape == shape)) {
+    a.data = data;
+    a.bytes = n * sizeof(S);
+    a.source = dtype_of<S>;
+    a.writable = writable;
+    a.shape = shape;
+  }
 }
 
 /// An argument that shares bytes with another argument is not written,

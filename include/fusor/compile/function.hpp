@@ -416,8 +416,11 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>> {
     // Writable only when lent with In(x, borrow) as a non-const lvalue.
     const bool lent = spec.options.borrow && std::is_lvalue_reference_v<A&&> &&
                       !std::is_const_v<std::remove_reference_t<A>>;
-    facts_.inputs[K] = bind_argument(spec.variable, arg, cast_policy{spec.options.strict, spec.options.allow_downcast},
-                                     lent, [&] { return "input " + std::to_string(K) + " ('" + spec.variable.str() + "')"; });
+    using T = typename decltype(spec.variable)::value_type;
+    constexpr int N = decltype(spec.variable)::rank;
+    bind_argument<T, N>(facts_.inputs[K], prog_.graph().inputs[K].broadcastable, arg,
+                        cast_policy{spec.options.strict, spec.options.allow_downcast}, lent,
+                        [&] { return "input " + std::to_string(K) + " ('" + spec.variable.str() + "')"; });
   }
 
   // ------------------------------------------------------------ memory the plan writes

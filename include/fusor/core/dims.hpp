@@ -87,13 +87,13 @@ class dims {
 inline constexpr std::uint64_t max_array_bytes = static_cast<std::uint64_t>(INT64_MAX);
 
 /// Whether `d`, with elements of `item` bytes, is within max_array_bytes.
-/// Checked without ever overflowing; cheap enough for every call.
+/// Checked without ever overflowing (and without a division: it runs on
+/// every argument of every call).
 constexpr bool fits(const dims& d, std::size_t item = 1) noexcept {
   std::uint64_t bytes = item;
   for (std::size_t e : d) {
     if (e == 0) continue;
-    if (bytes > max_array_bytes / e) return false;
-    bytes *= e;
+    if (__builtin_mul_overflow(bytes, static_cast<std::uint64_t>(e), &bytes)) return false;
   }
   return bytes <= max_array_bytes;
 }
@@ -116,10 +116,11 @@ void require_shape(const Who& who, std::size_t rank, std::uint32_t broadcastable
   if (d.rank() != rank)
     throw rank_error(std::string(who()) + ": wrong number of dimensions: expected " + std::to_string(rank) + ", got " +
                      std::to_string(d.rank()) + " with shape " + d.str());
-  for (std::size_t i = 0; i < d.rank(); ++i)
-    if (((broadcastable >> i) & 1u) && d[i] != 1)
-      throw shape_error(std::string(who()) + ": axis " + std::to_string(i) +
-                        " is broadcastable and must have length 1; received shape " + d.str());
+  if (broadcastable)
+    for (std::size_t i = 0; i < d.rank(); ++i)
+      if (((broadcastable >> i) & 1u) && d[i] != 1)
+        throw shape_error(std::string(who()) + ": axis " + std::to_string(i) +
+                          " is broadcastable and must have length 1; received shape " + d.str());
   if (!fits(d, size_of(type))) throw shape_error(std::string(who()) + ": received a value of " + too_large(d, type));
 }
 
