@@ -18,7 +18,7 @@ cd "$root"
 
 packages=(meson ninja-build pkgconf g++ python3 python3-numpy python3-matplotlib
           libxtensor-dev libxsimd-dev xtl-dev libzip-dev doctest-dev
-          libbenchmark-dev libeigen3-dev libopenblas-dev libxtensor-blas-dev)
+          libbenchmark-dev libeigen3-dev libopenblas-dev)
 
 # install_deps [extra packages...]: the common packages plus a mode's own.
 install_deps() {

@@ -273,3 +273,38 @@ TEST_CASE("unaligned borrowed buffers take the unaligned path and stay correct")
   auto r = fusor::eval(x * 2.0 + s, x = misaligned);
   for (std::size_t i = 0; i < 63; ++i) CHECK(r(i) == 3.0 * static_cast<double>(i + 1));
 }
+
+TEST_CASE("where with a bool mask array, a bool constant or a comparison: the same values, vectorised or not") {
+  // Lengths that cover whole batches and a tail, contiguous and broadcast masks.
+  for (std::size_t n : {1u, 3u, 8u, 17u, 64u, 101u}) {
+    CAPTURE(n);
+    xt::xtensor<double, 1> a = xt::xtensor<double, 1>::from_shape({n}), b = a;
+    xt::xtensor<bool, 1> m = xt::xtensor<bool, 1>::from_shape({n});
+    for (std::size_t i = 0; i < n; ++i) {
+      a(i) = double(i);
+      b(i) = -double(i) - 1;
+      m(i) = (i * 7) % 3 == 0;
+    }
+    fusor::vector<double> x{"x"}, y{"y"};
+    fusor::vector<bool> mask{"mask"};
+    // The host backend vectorises these (checked on the evaluator types).
+    static_assert(fusor::cpu::evaluator_t<decltype(fusor::where(mask, x, y))>::simd);
+    static_assert(fusor::cpu::evaluator_t<decltype(fusor::where(x > y * -0.5, x * 2.0, y))>::simd);
+    static_assert(fusor::cpu::evaluator_t<decltype(fusor::where(true, x, y))>::simd);
+    const xt::xtensor<double, 1> r = fusor::eval(fusor::where(mask, x, y), mask = m, x = a, y = b);
+    const xt::xtensor<double, 1> c = fusor::eval(fusor::where(x > y * -0.5, x * 2.0, y), x = a, y = b);
+    const xt::xtensor<double, 1> k = fusor::eval(fusor::where(true, x, y), x = a, y = b);
+    for (std::size_t i = 0; i < n; ++i) {
+      CHECK(r(i) == (m(i) ? a(i) : b(i)));
+      CHECK(c(i) == (a(i) > b(i) * -0.5 ? a(i) * 2.0 : b(i)));
+      CHECK(k(i) == a(i));
+    }
+    // A mask broadcast along rows of a matrix.
+    fusor::matrix<float> X{"X"};
+    xt::xtensor<float, 2> xm = xt::xtensor<float, 2>::from_shape({3, n});
+    for (std::size_t i = 0; i < xm.size(); ++i) xm.data()[i] = float(i);
+    const xt::xtensor<float, 2> rm = fusor::eval(fusor::where(mask, X, 0.0f), mask = m, X = xm);
+    for (std::size_t r_ = 0; r_ < 3; ++r_)
+      for (std::size_t i = 0; i < n; ++i) CHECK(rm(r_, i) == (m(i) ? xm(r_, i) : 0.0f));
+  }
+}

@@ -260,3 +260,26 @@ TEST_CASE("every temporary an in-place write reads is computed before any in-pla
   const int first_in_place = first_of(p, fusor::step_kind::update);
   CHECK(reduce < first_in_place);
 }
+
+TEST_CASE("copy(swap(...)): the same function over other shared variables") {
+  fusor::matrix<double> x{"x"};
+  auto w1 = fusor::shared(vec{1, 0}, "w1");
+  auto b1 = fusor::shared(0.5, "b1");
+  auto w2 = fusor::shared(vec{0, 2}, "w2");
+  auto b2 = fusor::shared(-1.0, "b2");
+  auto predict = fusor::function(fusor::inputs(x), fusor::outputs(fusor::dot(x, w1) + b1));
+  auto predict2 = predict.copy(fusor::swap(w1, w2), fusor::swap(b1, b2));
+  const mat data = {{1, 2}, {3, 4}};
+  CHECK(predict(data) == vec{1.5, 3.5});
+  CHECK(predict2(data) == vec{3, 7});
+  // Updates follow the swap: the copy updates the new variable.
+  auto step = fusor::function(fusor::inputs(), fusor::updates(fusor::update(w1, w1 * 2.0)));
+  auto step2 = step.copy(fusor::swap(w1, w2));
+  step2();
+  CHECK(w2.get_value() == vec{0, 4});
+  CHECK(w1.get_value() == vec{1, 0});
+  step();
+  CHECK(w1.get_value() == vec{2, 0});
+  // A variable the function does not use cannot be swapped.
+  CHECK_THROWS_AS((void)step.copy(fusor::swap(b1, b2)), fusor::value_error);
+}

@@ -54,6 +54,7 @@
 #include "fusor/compile/profile.hpp"
 #include "fusor/compile/program.hpp"
 #include "fusor/compile/specs.hpp"
+#include "fusor/expr/substitute.hpp"
 #include "fusor/expr/visit.hpp"
 
 namespace fusor {
@@ -250,6 +251,19 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>> {
   /// How many plans the function has built (one per new signature).
   std::size_t plans_built() const noexcept { return prog_.plans_built(); }
 
+  /// The same function over other shared variables (Theano's
+  /// Function.copy(swap=...)): `f.copy(fusor::swap(w1, w2))` reads — and
+  /// updates — `w2` wherever `f` reads or updates `w1` (variables of the same
+  /// C++ type); e.g. one predict() for several models. Every swapped variable
+  /// must be one the function uses. The copy plans on its first call.
+  template <class... T>
+  [[nodiscard]] function copy(const swap_spec<T>&... swaps) const {
+    const auto sw = std::make_tuple(swaps...);
+    check_swaps(sw);
+    return function(inputs_t<I...>{ins_}, swap_outputs(sw, std::index_sequence_for<O...>{}),
+                    swap_updates(sw, std::index_sequence_for<U...>{}));
+  }
+
   /// How the last call wrote update k / output k: in place or not.
   bool update_was_in_place(std::size_t k) const noexcept {
     const auto* e = prog_.current();
@@ -307,6 +321,34 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>> {
     std::string s = "(";
     for (std::size_t i = 0; i < p.size(); ++i) s += (i ? ", " : "") + std::string(p[i] ? "True" : "False");
     return s + (p.size() == 1 ? ",)" : ")");
+  }
+
+  // ------------------------------------------------------------ copies over other variables
+
+  template <class Swaps, std::size_t... K>
+  outputs_t<O...> swap_outputs(const Swaps& sw, std::index_sequence<K...>) const {
+    return outputs_t<O...>{std::tuple<O...>{O(substitute(std::get<K>(outs_).expression, sw))...}};
+  }
+  template <class Swaps, std::size_t... K>
+  updates_t<U...> swap_updates(const Swaps& sw, std::index_sequence<K...>) const {
+    return updates_t<U...>{std::tuple<U...>{U{swapped(std::get<K>(upds_).variable, sw),
+                                                substitute(std::get<K>(upds_).expression, sw)}...}};
+  }
+  template <class Swaps>
+  void check_swaps(const Swaps& sw) const {
+    const auto& g = prog_.graph();
+    std::apply(
+        [&](const auto&... s) {
+          (
+              [&] {
+                if (g.shared_index(s.from.id()) < 0)
+                  throw value_error("fusor::function::copy: " + s.from.record()->describe() +
+                                    " is not used by this function, so it cannot be swapped for " +
+                                    s.to.record()->describe());
+              }(),
+              ...);
+        },
+        sw);
   }
 
   // ------------------------------------------------------------ the graph

@@ -33,11 +33,14 @@
 
 namespace fusor {
 
+namespace detail {
+/// The primary template's base: its presence means "no specialisation".
+struct unregistered_constructor {};
+}  // namespace detail
+
 /// Primary template: not registered. See the file comment for how to register.
 template <class T>
-struct shared_constructor {
-  using unregistered_tag = void;
-};
+struct shared_constructor : detail::unregistered_constructor {};
 
 /// Base for registering a generic (non-tensor) type.
 template <class T>
@@ -47,8 +50,11 @@ struct generic_constructor {
   static constexpr bool generic = true;
 };
 
+// A type trait rather than a requires-expression on the primary template's
+// member: a base-class test is an ordinary (cached) instantiation, so its
+// answer cannot depend on where in a translation unit it is first asked.
 template <class T>
-concept registered = !requires { typename shared_constructor<T>::unregistered_tag; };
+concept registered = !std::is_base_of_v<detail::unregistered_constructor, shared_constructor<T>>;
 
 template <class T>
 concept generic_shareable = registered<T> && requires { requires shared_constructor<T>::generic; };

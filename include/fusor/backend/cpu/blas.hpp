@@ -1,13 +1,18 @@
-// fusor/backend/cpu/blas.hpp — dot products through BLAS (xtensor-blas over
-// OpenBLAS) for float and double; a plain loop for integer dtypes.
+// fusor/backend/cpu/blas.hpp — dot products through BLAS (the CBLAS interface
+// of OpenBLAS) for float and double; a plain loop for integer dtypes.
+//
+// Only cblas.h, a small C header: every translation unit that includes fusor
+// pays for it, so not a C++ BLAS wrapper of hundreds of headers.
 #pragma once
 
+#include <climits>
 #include <cstddef>
+#include <string>
 #include <type_traits>
 
-#include <xtensor/xadapt.hpp>
-#include <xtensor-blas/xblas.hpp>
+#include <cblas.h>
 
+#include "fusor/core/errors.hpp"
 #include "fusor/expr/functors.hpp"
 
 namespace fusor::cpu {
@@ -25,11 +30,17 @@ void matmul(const E* a, const E* b, E* c, std::size_t m, std::size_t n, std::siz
       for (std::size_t i = 0; i < m * k; ++i) c[i] = E(0);
       return;
     }
-    using shape2 = std::array<std::size_t, 2>;
-    auto A = xt::adapt(const_cast<E*>(a), m * n, xt::no_ownership(), trans_a ? shape2{n, m} : shape2{m, n});
-    auto B = xt::adapt(const_cast<E*>(b), n * k, xt::no_ownership(), trans_b ? shape2{k, n} : shape2{n, k});
-    auto C = xt::adapt(c, m * k, xt::no_ownership(), shape2{m, k});
-    xt::blas::gemm(A, B, C, trans_a, trans_b);
+    // BLAS takes int extents (OpenBLAS's default 32-bit interface).
+    if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
+      throw shape_error("fusor: dot: an extent above " + std::to_string(INT_MAX) + " (" + std::to_string(m) + " x " +
+                        std::to_string(n) + " x " + std::to_string(k) + ") exceeds what BLAS takes");
+    const auto M = static_cast<blasint>(m), N = static_cast<blasint>(n), K = static_cast<blasint>(k);
+    const blasint lda = trans_a ? M : N, ldb = trans_b ? N : K;
+    const auto ta = trans_a ? CblasTrans : CblasNoTrans, tb = trans_b ? CblasTrans : CblasNoTrans;
+    if constexpr (std::is_same_v<E, double>)
+      cblas_dgemm(CblasRowMajor, ta, tb, M, K, N, 1.0, a, lda, b, ldb, 0.0, c, K);
+    else
+      cblas_sgemm(CblasRowMajor, ta, tb, M, K, N, 1.0f, a, lda, b, ldb, 0.0f, c, K);
   } else {
     // Integers wrap modulo 2^n, as NumPy's dot does (bool: or of ands).
     const fn::plus add;

@@ -90,6 +90,14 @@ struct leaf {
     if (inner == 0) return batch<E>(*cur);
     return batch<E>::load(cur + i, Mode{});
   }
+  /// A bool array as the lanes of a mask over batches of T (where's condition).
+  template <class Mode, class T>
+  xsimd::batch_bool<T> load_mask(index_t i) const noexcept
+    requires std::is_same_v<E, bool>
+  {
+    if (inner == 0) return xsimd::batch_bool<T>(*cur);
+    return xsimd::batch_bool<T>::load_unaligned(cur + i);
+  }
 };
 
 /// A constant: broadcast everywhere, converted once to the type it is used at.
@@ -110,6 +118,12 @@ struct scalar_leaf {
   B load(index_t) const noexcept {
     return B(value);
   }
+  template <class Mode, class T>
+  xsimd::batch_bool<T> load_mask(index_t) const noexcept
+    requires std::is_same_v<E, bool>
+  {
+    return xsimd::batch_bool<T>(value);
+  }
 };
 
 template <class T>
@@ -117,19 +131,50 @@ inline constexpr bool is_scalar_leaf_v = false;
 template <class E>
 inline constexpr bool is_scalar_leaf_v<scalar_leaf<E>> = true;
 
+/// The comparisons: their batch form is a mask (xsimd's batch_bool).
+template <class F>
+inline constexpr bool is_comparison_v =
+    std::is_same_v<F, fn::equal> || std::is_same_v<F, fn::not_equal> || std::is_same_v<F, fn::less> ||
+    std::is_same_v<F, fn::less_equal> || std::is_same_v<F, fn::greater> || std::is_same_v<F, fn::greater_equal>;
+
+/// Whether a child evaluates, vectorised, to batches of T.
+template <class C, class T>
+inline constexpr bool batches_of_v =
+    C::simd && (is_scalar_leaf_v<C> || std::is_same_v<typename C::value_type, T>);
+
+/// Whether a bool-valued evaluator yields SIMD masks over batches of T: a bool
+/// array, a bool constant, or a comparison of T operands. This is what lets
+/// where(mask, a, b) vectorise.
+template <class Ev, class T>
+inline constexpr bool mask_of_v = false;
+template <class T>
+inline constexpr bool mask_of_v<leaf<bool>, T> = simd_element<T>;
+template <class T>
+inline constexpr bool mask_of_v<scalar_leaf<bool>, T> = simd_element<T>;
+
 template <class F, class R, class Casts, class... Children>
 struct map_eval;
+template <class F, class T, class A, class B>
+inline constexpr bool mask_of_v<map_eval<F, bool, type_list<T, T>, A, B>, T> =
+    simd_element<T> && is_comparison_v<F> && batches_of_v<A, T> && batches_of_v<B, T>;
 
 template <class F, class R, class... Casts, class... Children>
 struct map_eval<F, R, type_list<Casts...>, Children...> {
   using value_type = R;
+  static constexpr bool is_where = std::is_same_v<F, fn::where>;
   // Vectorised when everything is one float type: every child already is the
-  // type it is cast to (constants convert themselves), and the result too.
-  static constexpr bool simd =
-      simd_element<R> && ((std::is_same_v<Casts, R> &&
-                           (is_scalar_leaf_v<Children> || std::is_same_v<typename Children::value_type, R>) &&
-                           Children::simd) &&
-                          ...);
+  // type it is cast to (constants convert themselves), and the result too;
+  // where's bool condition as a mask over that type.
+  static constexpr bool simd = [] {
+    if constexpr (is_where) {
+      using Cond = std::tuple_element_t<0, std::tuple<Children...>>;
+      using A = std::tuple_element_t<1, std::tuple<Children...>>;
+      using B = std::tuple_element_t<2, std::tuple<Children...>>;
+      return simd_element<R> && mask_of_v<Cond, R> && batches_of_v<A, R> && batches_of_v<B, R>;
+    } else {
+      return simd_element<R> && ((std::is_same_v<Casts, R> && batches_of_v<Children, R>) && ...);
+    }
+  }();
   static constexpr std::size_t leaves = (Children::leaves + ... + 0);
 
   std::tuple<Children...> children;
@@ -155,10 +200,28 @@ struct map_eval<F, R, type_list<Casts...>, Children...> {
   }
   template <class Mode>
   batch<R> load(index_t i) const noexcept {
-    return std::apply([&](const auto&... c) { return F{}(load_child<Mode>(c, i)...); }, children);
+    if constexpr (is_where) {
+      return xsimd::select(std::get<0>(children).template load_mask<Mode, R>(i),
+                           load_child<Mode>(std::get<1>(children), i), load_child<Mode>(std::get<2>(children), i));
+    } else {
+      return std::apply([&](const auto&... c) { return F{}(load_child<Mode>(c, i)...); }, children);
+    }
+  }
+  /// A comparison as a mask over batches of T (the condition of a where).
+  template <class Mode, class T>
+  xsimd::batch_bool<T> load_mask(index_t i) const noexcept
+    requires(std::is_same_v<R, bool> && is_comparison_v<F>)
+  {
+    return std::apply([&](const auto&... c) { return F{}(load_operand<Mode, T>(c, i)...); }, children);
   }
 
  private:
+  template <class Mode, class T, class C>
+  static batch<T> load_operand(const C& c, index_t i) noexcept {
+    if constexpr (is_scalar_leaf_v<C>) return batch<T>(static_cast<T>(c.value));
+    else return c.template load<Mode>(i);
+  }
+
   template <class Mode, class C>
   static batch<R> load_child(const C& c, index_t i) noexcept {
     if constexpr (is_scalar_leaf_v<C>) return batch<R>(static_cast<R>(c.value));

@@ -1,0 +1,111 @@
+// fusor/expr/substitute.hpp — an expression with some shared variables
+// replaced by others of the same C++ type: the same expression type over
+// other variables (what a compiled function's copy(swap(a, b), ...) is built
+// from — Theano's Function.copy(swap=...), one predict() for several models).
+#pragma once
+
+#include <array>
+#include <tuple>
+#include <utility>
+
+#include "fusor/expr/dot.hpp"
+#include "fusor/expr/elementwise.hpp"
+#include "fusor/expr/leaves.hpp"
+#include "fusor/expr/reduction.hpp"
+#include "fusor/expr/shape_ops.hpp"
+
+namespace fusor {
+
+/// One replacement: every read (and the update) of `from` uses `to` instead.
+template <class T>
+struct swap_spec {
+  shared<T> from;
+  shared<T> to;
+};
+
+/// `fusor::swap(old_variable, new_variable)`: both of the same C++ type.
+template <class T>
+[[nodiscard]] swap_spec<T> swap(const shared<T>& from, const shared<T>& to) {
+  return swap_spec<T>{from, to};
+}
+
+/// The variable a variable is swapped for (itself when no swap names it).
+template <class T, class... S>
+shared<T> swapped(const shared<T>& v, const std::tuple<S...>& swaps) {
+  shared<T> out = v;
+  std::apply(
+      [&](const auto&... s) {
+        (
+            [&] {
+              if constexpr (std::is_same_v<std::remove_cvref_t<decltype(s)>, swap_spec<T>>)
+                if (s.from.is(v)) out = s.to;
+            }(),
+            ...);
+      },
+      swaps);
+  return out;
+}
+
+template <class T, int N, class... S>
+input<T, N> substitute(const input<T, N>& e, const std::tuple<S...>&);
+template <class T, class... S>
+shared_leaf<T> substitute(const shared_leaf<T>& e, const std::tuple<S...>& swaps);
+template <element E, class... S>
+constant<E> substitute(const constant<E>& e, const std::tuple<S...>&);
+template <class F, class R, class Casts, class... A, class... S>
+map_node<F, R, Casts, A...> substitute(const map_node<F, R, Casts, A...>& e, const std::tuple<S...>& swaps);
+template <element T, class A, class... S>
+cast_node<T, A> substitute(const cast_node<T, A>& e, const std::tuple<S...>& swaps);
+template <class Op, class A, int R, class... S>
+reduce_node<Op, A, R> substitute(const reduce_node<Op, A, R>& e, const std::tuple<S...>& swaps);
+template <class A, class... S>
+transpose_node<A> substitute(const transpose_node<A>& e, const std::tuple<S...>& swaps);
+template <class A, int N, class... S>
+reshape_node<A, N> substitute(const reshape_node<A, N>& e, const std::tuple<S...>& swaps);
+template <class A, class B, class... S>
+dot_node<A, B> substitute(const dot_node<A, B>& e, const std::tuple<S...>& swaps);
+
+template <class T, int N, class... S>
+input<T, N> substitute(const input<T, N>& e, const std::tuple<S...>&) {
+  return e;
+}
+template <class T, class... S>
+shared_leaf<T> substitute(const shared_leaf<T>& e, const std::tuple<S...>& swaps) {
+  return shared_leaf<T>(swapped(e.variable(), swaps));
+}
+template <element E, class... S>
+constant<E> substitute(const constant<E>& e, const std::tuple<S...>&) {
+  return e;
+}
+template <class F, class R, class Casts, class... A, class... S>
+map_node<F, R, Casts, A...> substitute(const map_node<F, R, Casts, A...>& e, const std::tuple<S...>& swaps) {
+  return std::apply([&](const auto&... a) { return map_node<F, R, Casts, A...>(substitute(a, swaps)...); }, e.args());
+}
+template <element T, class A, class... S>
+cast_node<T, A> substitute(const cast_node<T, A>& e, const std::tuple<S...>& swaps) {
+  return cast_node<T, A>(substitute(e.arg(), swaps));
+}
+template <class Op, class A, int R, class... S>
+reduce_node<Op, A, R> substitute(const reduce_node<Op, A, R>& e, const std::tuple<S...>& swaps) {
+  std::array<int, max_rank> axes{};
+  for (int i = 0; i < e.axis_count(); ++i) axes[static_cast<std::size_t>(i)] = e.axis(i);
+  return reduce_node<Op, A, R>(substitute(e.arg(), swaps), axes, e.axis_count(), e.keeps_dims());
+}
+template <class A, class... S>
+transpose_node<A> substitute(const transpose_node<A>& e, const std::tuple<S...>& swaps) {
+  std::array<int, max_rank> perm{};
+  for (int i = 0; i < e.count(); ++i) perm[static_cast<std::size_t>(i)] = e.perm(i);
+  return transpose_node<A>(substitute(e.arg(), swaps), perm, e.count());
+}
+template <class A, int N, class... S>
+reshape_node<A, N> substitute(const reshape_node<A, N>& e, const std::tuple<S...>& swaps) {
+  std::array<index_t, max_rank> extents{};
+  for (int i = 0; i < N; ++i) extents[static_cast<std::size_t>(i)] = e.extent(i);
+  return reshape_node<A, N>(substitute(e.arg(), swaps), extents);
+}
+template <class A, class B, class... S>
+dot_node<A, B> substitute(const dot_node<A, B>& e, const std::tuple<S...>& swaps) {
+  return dot_node<A, B>(substitute(e.lhs(), swaps), substitute(e.rhs(), swaps));
+}
+
+}  // namespace fusor
