@@ -283,3 +283,91 @@ TEST_CASE("copy(swap(...)): the same function over other shared variables") {
   // A variable the function does not use cannot be swapped.
   CHECK_THROWS_AS((void)step.copy(fusor::swap(b1, b2)), fusor::value_error);
 }
+
+TEST_CASE("givens: an input replaced by a shared variable (a minibatch held by fusor), read where it lives") {
+  fusor::matrix<double> x{"x"};
+  auto data = fusor::shared(mat{{1, 2}, {3, 4}}, "data");
+  auto w = fusor::shared(vec{1, -1}, "w");
+  auto f = fusor::function(fusor::inputs(), fusor::outputs(fusor::dot(x, w), fusor::Out(x * 1.0, fusor::borrow)),
+                           fusor::givens(fusor::given(x, data)));
+  auto [y, z] = f();
+  CHECK(y == vec{-1, -1});
+  CHECK(z == mat{{1, 2}, {3, 4}});
+  // The replacement is read at each call, not copied when the function is built.
+  data.set_value(mat{{5, 1}, {2, 2}});
+  CHECK(std::get<0>(f()) == vec{4, 0});
+  // dot reads the variable's buffer itself: no step copies it.
+  for (const auto& s : f.last_plan().steps) CHECK(s.kind != fusor::step_kind::materialize);
+  CHECK(f.graph().inputs.empty());
+}
+
+TEST_CASE("givens: a shared variable replaced by an expression; its value and its update are its own") {
+  auto w = fusor::shared(vec{1, 2}, "w");
+  auto c = fusor::shared(vec{10, 20}, "c");
+  fusor::vector<double> s{"s"};
+  // given(w, w * 2): the replacement is taken as written, so it reads w itself.
+  auto f = fusor::function(fusor::inputs(s), fusor::outputs(w + s), fusor::givens(fusor::given(w, w * 2.0)));
+  CHECK(f(vec{0.5, 0.5}) == vec{2.5, 4.5});
+  CHECK(w.get_value() == vec{1, 2});  // the variable is not touched
+  // The update still targets w; its expression reads the replacement.
+  auto g = fusor::function(fusor::inputs(), fusor::updates(fusor::update(w, w + 1.0)), fusor::givens(fusor::given(w, c)));
+  g();
+  CHECK(w.get_value() == vec{11, 21});
+  CHECK(c.get_value() == vec{10, 20});
+}
+
+TEST_CASE("givens: a replacement over explicit inputs is computed once into the arena; views are read strided") {
+  fusor::vector<double> x{"x"}, y{"y"};
+  auto f = fusor::function(fusor::inputs(y), fusor::outputs(x + 1.0, x * x), fusor::givens(fusor::given(x, y * 2.0)));
+  auto [a, b] = f(vec{1, 2, 3});
+  CHECK(a == vec{3, 5, 7});
+  CHECK(b == vec{4, 16, 36});
+  int materialised = 0;
+  for (const auto& s : f.last_plan().steps) materialised += s.kind == fusor::step_kind::materialize;
+  CHECK(materialised == 1);
+  CHECK(f.last_plan().arena_bytes >= 3 * sizeof(double));
+
+  fusor::matrix<double> m{"m"};
+  auto data = fusor::shared(mat{{1, 2, 3}, {4, 5, 6}}, "data");
+  auto t = fusor::function(fusor::inputs(), fusor::outputs(m + 0.0), fusor::givens(fusor::given(m, fusor::transpose(data))));
+  CHECK(t() == mat{{1, 4}, {2, 5}, {3, 6}});
+  CHECK(t.last_plan().steps.size() == 1);  // the transpose is read in place, strided
+}
+
+TEST_CASE("givens: refused when they cannot mean anything, and a failed call changes nothing") {
+  fusor::vector<double> x{"x"}, y{"y"};
+  auto w = fusor::shared(vec{1, 2}, "w");
+  // A replaced input is not an input any more (R40).
+  CHECK_THROWS_WITH_AS(fusor::function(fusor::inputs(x), fusor::outputs(x + 1.0), fusor::givens(fusor::given(x, w))),
+                       doctest::Contains("also an explicit input"), fusor::value_error);
+  // A given nothing reads is a mistake, not a no-op.
+  CHECK_THROWS_WITH_AS(fusor::function(fusor::inputs(y), fusor::outputs(y + 1.0), fusor::givens(fusor::given(x, w))),
+                       doctest::Contains("which no output or update expression reads"), fusor::value_error);
+  // Two replacements of one target.
+  CHECK_THROWS_AS(fusor::function(fusor::inputs(), fusor::outputs(x + 1.0),
+                                  fusor::givens(fusor::given(x, w), fusor::given(x, w * 2.0))),
+                  fusor::value_error);
+  // A replacement of the wrong rank (known only at call time) is refused
+  // before anything is written.
+  auto grid = fusor::shared(xt::xarray<double>{{1, 2}, {3, 4}}, "grid");
+  auto g = fusor::function(fusor::inputs(), fusor::outputs(x * 2.0), fusor::updates(fusor::update(w, w + 1.0)),
+                           fusor::givens(fusor::given(x, grid)));
+  CHECK_THROWS_WITH_AS(g(), doctest::Contains("has rank 1"), fusor::rank_error);
+  CHECK(w.get_value() == vec{1, 2});
+  // A broadcastable input's replacement keeps length 1 on that axis.
+  fusor::matrix<double> row{"row", {true, false}};
+  auto two_rows = fusor::shared(mat{{1, 2}, {3, 4}}, "two_rows");
+  auto h = fusor::function(fusor::inputs(), fusor::outputs(row + 1.0), fusor::givens(fusor::given(row, two_rows)));
+  CHECK_THROWS_WITH_AS(h(), doctest::Contains("broadcastable"), fusor::shape_error);
+}
+
+TEST_CASE("givens follow copy(swap(...)): one predict() over several datasets") {
+  fusor::matrix<double> x{"x"};
+  auto data1 = fusor::shared(mat{{1, 0}, {0, 1}}, "data1");
+  auto data2 = fusor::shared(mat{{2, 2}, {3, 3}}, "data2");
+  auto w = fusor::shared(vec{1, 10}, "w");
+  auto f = fusor::function(fusor::inputs(), fusor::outputs(fusor::dot(x, w)), fusor::givens(fusor::given(x, data1)));
+  auto f2 = f.copy(fusor::swap(data1, data2));
+  CHECK(f() == vec{1, 10});
+  CHECK(f2() == vec{22, 33});
+}

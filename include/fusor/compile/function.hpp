@@ -122,15 +122,16 @@ const void* multi_kernel_of(std::tuple<Xs...>*) {
 template <expression X>
 using eval_result_t = typename detail::eval_result<value_type_t<X>, rank_v<X>>::type;
 
-template <class Ins, class Outs, class Upds>
+template <class Ins, class Outs, class Upds, class Givens = givens_t<>>
 class function;
 
-template <class... I, class... O, class... U>
-class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>> {
+template <class... I, class... O, class... U, class... G>
+class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>> {
   using backend = cpu::backend;
   static constexpr std::size_t n_in = sizeof...(I);
   static constexpr std::size_t n_out = sizeof...(O);
   static constexpr std::size_t n_upd = sizeof...(U);
+  static constexpr std::size_t n_giv = sizeof...(G);
   using in_tuple = std::tuple<I...>;
   using out_tuple = std::tuple<O...>;
   using upd_tuple = std::tuple<U...>;
@@ -170,9 +171,13 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>> {
   };
 
  public:
-  function(inputs_t<I...> ins, outputs_t<O...> outs = {}, updates_t<U...> upds = {})
-      : ins_(std::move(ins.items)), outs_(std::move(outs.items)), upds_(std::move(upds.items)) {
+  function(inputs_t<I...> ins, outputs_t<O...> outs = {}, updates_t<U...> upds = {}, givens_t<G...> givs = {})
+      : ins_(std::move(ins.items)),
+        outs_(std::move(outs.items)),
+        upds_(std::move(upds.items)),
+        givs_(std::move(givs.items)) {
     check_inputs_distinct();
+    check_givens();
     check_updates();
     build_graph();
     detail::for_each_index<n_out>([&](auto k) {
@@ -187,6 +192,14 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>> {
   function(inputs_t<I...> ins, updates_t<U...> upds)
     requires(sizeof...(O) == 0)
       : function(std::move(ins), outputs_t<>{}, std::move(upds)) {}
+  /// A function with outputs, replacements and no updates.
+  function(inputs_t<I...> ins, outputs_t<O...> outs, givens_t<G...> givs)
+    requires(sizeof...(U) == 0)
+      : function(std::move(ins), std::move(outs), updates_t<>{}, std::move(givs)) {}
+  /// A function with updates, replacements and no outputs.
+  function(inputs_t<I...> ins, updates_t<U...> upds, givens_t<G...> givs)
+    requires(sizeof...(O) == 0)
+      : function(std::move(ins), outputs_t<>{}, std::move(upds), std::move(givs)) {}
 
   function(const function&) = delete;
   function& operator=(const function&) = delete;
@@ -261,7 +274,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>> {
     const auto sw = std::make_tuple(swaps...);
     check_swaps(sw);
     return function(inputs_t<I...>{ins_}, swap_outputs(sw, std::index_sequence_for<O...>{}),
-                    swap_updates(sw, std::index_sequence_for<U...>{}));
+                    swap_updates(sw, std::index_sequence_for<U...>{}), swap_givens(sw, std::index_sequence_for<G...>{}));
   }
 
   /// How the last call wrote update k / output k: in place or not.
@@ -294,6 +307,21 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>> {
         if (ids[a] == ids[b])
           throw value_error("fusor::function: input '" + names[a] + "' is listed twice in inputs(...), at positions " +
                             std::to_string(a) + " and " + std::to_string(b) + " (R40)");
+  }
+
+  /// A given replaces what the function would otherwise read; an explicit
+  /// input is bound by the caller, so replacing one is an error (R40).
+  void check_givens() const {
+    detail::for_each_index<n_giv>([&](auto k) {
+      const auto& t = std::get<k>(givs_).target;
+      if constexpr (!requires { t.record(); })
+        detail::for_each_index<n_in>([&](auto j) {
+          if (std::get<j>(ins_).variable.id() == t.id())
+            throw value_error("fusor::function: input '" + t.str() + "' is replaced through givens(...), but it is "
+                              "also an explicit input (position " + std::to_string(j) + "); a replaced input is no "
+                              "longer an input: remove it from inputs(...) (R40)");
+        });
+    });
   }
 
   void check_updates() const {
@@ -334,6 +362,15 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>> {
     return updates_t<U...>{std::tuple<U...>{U{swapped(std::get<K>(upds_).variable, sw),
                                                 substitute(std::get<K>(upds_).expression, sw)}...}};
   }
+  template <class Swaps, std::size_t... K>
+  givens_t<G...> swap_givens(const Swaps& sw, std::index_sequence<K...>) const {
+    [[maybe_unused]] auto target = [&](const auto& t) {
+      if constexpr (requires { t.record(); }) return swapped(t, sw);
+      else return t;
+    };
+    return givens_t<G...>{std::tuple<G...>{
+        G{target(std::get<K>(givs_).target), substitute(std::get<K>(givs_).replacement, sw)}...}};
+  }
   template <class Swaps>
   void check_swaps(const Swaps& sw) const {
     const auto& g = prog_.graph();
@@ -366,6 +403,10 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>> {
     fusor::graph& g = prog_.graph();
     graph_builder<backend> b(g);
     detail::for_each_index<n_in>([&](auto k) { b.declare_input(std::get<k>(ins_).variable); });
+    detail::for_each_index<n_giv>([&](auto k) {
+      const auto& gv = std::get<k>(givs_);
+      b.add_given(gv.target, gv.replacement);
+    });
     detail::for_each_index<n_out>([&](auto k) {
       graph_output o;
       o.node = b.add_root(std::get<k>(outs_).expression);
@@ -382,6 +423,13 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>> {
       gu.broadcastable = u.variable.record()->broadcastable_mask();
       g.updates.push_back(gu);
     });
+    for (const auto& gg : g.givens) {
+      bool read = false;
+      for (const auto& n : g.nodes) read = read || (n.kind == node_kind::given && g.givens[static_cast<std::size_t>(n.leaf)].id == gg.id);
+      if (!read)
+        throw value_error("fusor::function: givens(...) replaces " + gg.name +
+                          ", which no output or update expression reads");
+    }
     if (g.inputs.size() != n_in)
       throw value_error("fusor::function: an expression reads input '" + g.inputs[n_in].name +
                         "', which is not among the function's inputs(...)");
@@ -607,6 +655,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>> {
   in_tuple ins_;
   out_tuple outs_;
   upd_tuple upds_;
+  std::tuple<G...> givs_;
   program<backend> prog_;
   call_facts facts_;
   steady_state steady_;
@@ -623,5 +672,14 @@ template <class... I, class... O>
 function(inputs_t<I...>, outputs_t<O...>) -> function<inputs_t<I...>, outputs_t<O...>, updates_t<>>;
 template <class... I, class... U>
 function(inputs_t<I...>, updates_t<U...>) -> function<inputs_t<I...>, outputs_t<>, updates_t<U...>>;
+template <class... I, class... O, class... U, class... G>
+function(inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>)
+    -> function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>;
+template <class... I, class... O, class... G>
+function(inputs_t<I...>, outputs_t<O...>, givens_t<G...>)
+    -> function<inputs_t<I...>, outputs_t<O...>, updates_t<>, givens_t<G...>>;
+template <class... I, class... U, class... G>
+function(inputs_t<I...>, updates_t<U...>, givens_t<G...>)
+    -> function<inputs_t<I...>, outputs_t<>, updates_t<U...>, givens_t<G...>>;
 
 }  // namespace fusor

@@ -37,7 +37,9 @@
 
 namespace fusor {
 
-enum class node_kind : std::uint8_t { input, shared, constant, map, cast, reduce, dot, transpose, reshape };
+/// `given`: a read of a replaced input or shared variable (a function's
+/// givens); its one child is the replacement, read from memory.
+enum class node_kind : std::uint8_t { input, shared, constant, map, cast, reduce, dot, transpose, reshape, given };
 
 /// What a reduction computes (the run-time name of red::*).
 enum class reduce_kind : std::uint8_t { sum, mean, prod, max, min, argmax, argmin, nansum, nanmean, nanmax, nanmin };
@@ -137,6 +139,16 @@ struct graph_constant {
   std::uint64_t bits = 0;
 };
 
+/// A replacement (a function's given): reads of the input or shared variable
+/// `id` read node `node` instead.
+struct graph_given {
+  std::uint64_t id = 0;
+  std::string name;  ///< the target, as fusor prints it
+  int rank = 0;
+  std::uint32_t broadcastable = 0;  ///< an input target's pattern: the replacement must match it
+  int node = -1;                    ///< the replacement's root
+};
+
 /// An output of the graph (a function's Out, or eval's result).
 struct graph_output {
   int node = -1;
@@ -160,6 +172,7 @@ class graph {
   std::vector<graph_input> inputs;
   std::vector<graph_shared> shared;
   std::vector<graph_constant> constants;
+  std::vector<graph_given> givens;
   std::vector<graph_output> outputs;
   std::vector<graph_update> updates;
   /// A kernel computing several outputs of one shape in one pass (W6), for the
@@ -255,6 +268,36 @@ class graph_builder {
     return n;
   }
 
+  /// Registers the replacement of an input or shared variable (a given):
+  /// reads of the target added after this read `replacement`. The
+  /// replacement itself is added as written — givens do not apply inside it.
+  template <class Target, class X>
+  void add_given(const Target& target, const X& replacement) {
+    graph_given gg;
+    gg.id = target.id();
+    if constexpr (requires { target.record(); }) {
+      gg.name = target.record()->describe();
+      gg.rank = static_cast<int>(target.rank());
+    } else {
+      gg.name = "input '" + target.str() + "'";
+      gg.rank = Target::rank;
+      for (int d = 0; d < Target::rank; ++d)
+        if (target.broadcastable(static_cast<std::size_t>(d))) gg.broadcastable |= 1u << d;
+    }
+    for (const auto& other : g_.givens)
+      if (other.id == gg.id)
+        throw value_error("fusor::function: " + gg.name + " is replaced twice in givens(...)");
+    replacing_ = true;
+    try {
+      gg.node = add_root(replacement);
+    } catch (...) {
+      replacing_ = false;
+      throw;
+    }
+    replacing_ = false;
+    g_.givens.push_back(std::move(gg));
+  }
+
   /// Adds a shared variable the graph reads or updates; returns its index.
   template <class T>
   int add_shared(const shared<T>& s) {
@@ -299,8 +342,27 @@ class graph_builder {
     if (!slot) slot = Backend::template kernel<Role, X>();
   }
 
+  /// A read of a replaced leaf becomes a `given` node over the replacement
+  /// (outside replacements only); its key differs from the plain leaf's.
+  bool describe_given(std::uint64_t id, graph_node& n, std::vector<std::uint64_t>& key) {
+    if (replacing_) return false;
+    for (std::size_t k = 0; k < g_.givens.size(); ++k)
+      if (g_.givens[k].id == id) {
+        n.kind = node_kind::given;
+        n.arity = 1;
+        n.child[0] = g_.givens[k].node;
+        n.leaf = static_cast<int>(k);
+        n.elementwise = false;  // it reads the replacement's memory
+        key.push_back(id);
+        key.push_back(~std::uint64_t{0});
+        return true;
+      }
+    return false;
+  }
+
   template <class T, int N>
   void describe(const input<T, N>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+    if (describe_given(e.id(), n, key)) return;
     n.kind = node_kind::input;
     n.elementwise = true;
     n.leaf = -1;
@@ -311,6 +373,7 @@ class graph_builder {
   }
   template <class T>
   void describe(const shared_leaf<T>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+    if (describe_given(e.variable().id(), n, key)) return;
     n.kind = node_kind::shared;
     n.elementwise = true;
     n.leaf = add_shared(e.variable());
@@ -404,6 +467,7 @@ class graph_builder {
 
   graph& g_;
   std::map<std::vector<std::uint64_t>, int> index_;
+  bool replacing_ = false;  ///< adding a given's replacement: givens do not apply
 };
 
 }  // namespace fusor

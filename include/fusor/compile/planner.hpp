@@ -163,6 +163,12 @@ class planner {
           v.strides = c_strides(v.shape);
           break;
         }
+        case node_kind::given: {
+          // The replacement's value, in memory (a leaf's own, or a copy).
+          const node_value c = in_memory(n.child[0]);
+          v = c;
+          break;
+        }
         default: break;  // map, cast, constant: fused
       }
     }
@@ -364,7 +370,7 @@ class planner {
   /// temporary not produced yet (and, first, what that step reads).
   void ensure_value(int node) {
     const graph_node& n = g_[node];
-    if (n.kind == node_kind::transpose || n.kind == node_kind::reshape) {
+    if (n.kind == node_kind::transpose || n.kind == node_kind::reshape || n.kind == node_kind::given) {
       const int child = n.child[0];
       ensure_value(child);
       const int slot = p_.values[static_cast<std::size_t>(node)].slot;

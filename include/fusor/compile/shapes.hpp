@@ -159,6 +159,19 @@ inline std::vector<dims> infer_shapes(const graph& g, const call_facts& f) {
         break;
       }
       case node_kind::reshape: out = detail::reshaped(n, child(0)); break;
+      case node_kind::given: {
+        const graph_given& gg = g.givens[static_cast<std::size_t>(n.leaf)];
+        out = child(0);
+        if (out.rank() != static_cast<std::size_t>(gg.rank))
+          throw rank_error("fusor::function: the replacement of " + gg.name + ", " + g[gg.node].text + ", has shape " +
+                           out.str() + ", but " + gg.name + " has rank " + std::to_string(gg.rank));
+        for (std::size_t d = 0; d < out.rank(); ++d)
+          if (((gg.broadcastable >> d) & 1u) && out[d] != 1)
+            throw shape_error("fusor::function: the replacement of " + gg.name + ", " + g[gg.node].text +
+                              ", has shape " + out.str() + ", but axis " + std::to_string(d) + " of " + gg.name +
+                              " is broadcastable (length 1)");
+        break;
+      }
     }
     if (n.static_rank != dynamic_rank && out.rank() != static_cast<std::size_t>(n.static_rank))
       throw rank_error(n.text + ": has shape " + out.str() + ", expected rank " + std::to_string(n.static_rank));

@@ -134,6 +134,58 @@ struct updates_t {
   std::tuple<U...> items;
 };
 
+/// A replacement made when the function is built (Theano's `givens`): every
+/// read of `target` — a symbolic input or a shared variable — in the
+/// function's outputs and update expressions reads `replacement` instead.
+/// The replacement itself is taken as written (a given does not rewrite
+/// another given's replacement), so `given(w, w * 2)` reads the variable w
+/// doubled. An update *of* a replaced shared variable still updates it.
+template <class Target, class X>
+struct given_spec {
+  Target target;
+  X replacement;
+};
+
+namespace detail {
+template <class Target>
+struct given_target;
+template <class T, int N>
+struct given_target<input<T, N>> {
+  using element = T;
+  static constexpr int rank = N;
+};
+template <class T>
+struct given_target<shared<T>> {
+  using element = element_type_of<T>;
+  static constexpr int rank = rank_of<T>;
+};
+}  // namespace detail
+
+/// `fusor::given(x, expression)`: see given_spec. The replacement must have
+/// the target's dtype (convert it with fusor::cast<E>) and its rank.
+template <class Target, class Y>
+[[nodiscard]] auto given(const Target& target, Y&& replacement) {
+  using X = as_expression_t<Y>;
+  using info = detail::given_target<Target>;
+  static_assert(std::is_same_v<value_type_t<X>, typename info::element>,
+                "FUSOR_GIVEN_DTYPE_MISMATCH: a replacement in fusor::given(target, replacement) must have the "
+                "target's dtype exactly (Theano's rule); convert it with fusor::cast<E>(...)");
+  static_assert(info::rank == dynamic_rank || X::rank == dynamic_rank || X::rank == info::rank,
+                "FUSOR_RANK_MISMATCH: a replacement in fusor::given(target, replacement) must have the target's rank");
+  return given_spec<Target, X>{target, as_expression(std::forward<Y>(replacement))};
+}
+
+template <class... G>
+struct givens_t {
+  std::tuple<G...> items;
+};
+
+/// The function's replacements: fusor::given(target, replacement)...
+template <class... G>
+[[nodiscard]] auto givens(G&&... g) {
+  return givens_t<std::remove_cvref_t<G>...>{{std::forward<G>(g)...}};
+}
+
 /// The function's explicit inputs, in call order: symbolic inputs or In(...).
 template <class... X>
 [[nodiscard]] auto inputs(X&&... x) {
