@@ -2,12 +2,14 @@
 // the selections whose NaN handling fusor defines: maximum(a, 0), clip(a, -1,
 // 1) and the max reduction, each next to raw xsimd loops built with the same
 // flags (NaN-propagating: like for like; xsimd::max: the instruction's own,
-// the ceiling) and a scalar loop. Names: W5s.KERNEL/double/IMPL/N. Counters:
+// the ceiling) and a scalar loop; where(mask, a, b) with a bool mask against
+// where(a > 0, a, b) and a plain loop. Names: W5s.KERNEL/double/IMPL/N. Counters:
 // ns_per_elem and BW (STREAM-counted). Measured, never asserted.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 #include <benchmark/benchmark.h>
 
@@ -99,6 +101,58 @@ void ref_row(State& st) {
   }
 }
 
+// where(cond, a, b) with a bool mask held in memory against the same select
+// with the condition computed (a > 0): the mask is read as bytes and widened
+// to a lane mask, the comparison is one vector compare. A function update in
+// place, so no eval fixed cost is timed.
+enum class where_cond { mask, compare };
+
+struct where_data {
+  xt::xtensor<double, 1> a = make_input();
+  xt::xtensor<double, 1> b = -a * 0.5;
+  xt::xtensor<bool, 1> m = a > 0.0;
+  double expected(std::size_t i) const { return m(i) ? a(i) : b(i); }
+};
+
+template <where_cond C>
+void where_fusor(State& st) {
+  const where_data d;
+  auto a = fusor::shared(d.a, "a");
+  auto b = fusor::shared(d.b, "b");
+  auto m = fusor::shared(d.m, "m");
+  auto o = fusor::shared(xt::xtensor<double, 1>::from_shape({n}), "o");
+  auto f = [&] {
+    if constexpr (C == where_cond::mask)
+      return fusor::function(fusor::inputs(), fusor::updates(fusor::update(o, fusor::where(m, a, b))));
+    else
+      return fusor::function(fusor::inputs(), fusor::updates(fusor::update(o, fusor::where(a > 0.0, a, b))));
+  }();
+  for (auto _ : st) {
+    f();
+    benchmark::ClobberMemory();
+  }
+  const double* p = o.get_value(fusor::borrow).data();
+  for (std::size_t i : {std::size_t{0}, std::size_t{5}, n / 2, n - 1})
+    if (p[i] != d.expected(i)) st.SkipWithError("wrong result");
+  counters(st, double(n) * (C == where_cond::mask ? 25 : 24));
+}
+
+void where_loop(State& st) {
+  const where_data d;
+  auto o = xt::xtensor<double, 1>::from_shape({n});
+  for (auto _ : st) {
+    const double* a = d.a.data();
+    const double* b = d.b.data();
+    const bool* m = d.m.data();
+    double* out = o.data();
+    for (std::size_t i = 0; i < n; ++i) out[i] = m[i] ? a[i] : b[i];
+    benchmark::ClobberMemory();
+  }
+  for (std::size_t i : {std::size_t{0}, std::size_t{5}, n / 2, n - 1})
+    if (o(i) != d.expected(i)) st.SkipWithError("wrong result");
+  counters(st, double(n) * 25);
+}
+
 template <kernel K>
 void register_kernel(const char* name) {
   const std::string base = std::string("W5s.") + name + "/double/";
@@ -116,6 +170,10 @@ int main(int argc, char** argv) {
   register_kernel<kernel::relu>("maximum0");
   register_kernel<kernel::clip>("clip");
   register_kernel<kernel::max>("max");
+  for (auto [name, fn] : {std::pair{"W5s.where_mask/double/fusor/", &where_fusor<where_cond::mask>},
+                          std::pair{"W5s.where_compare/double/fusor/", &where_fusor<where_cond::compare>},
+                          std::pair{"W5s.where_mask/double/loop/", &where_loop}})
+    benchmark::RegisterBenchmark((std::string(name) + std::to_string(n)).c_str(), fn)->Unit(benchmark::kMicrosecond);
   benchmark::AddCustomContext("xsimd_arch", xsimd::default_arch::name());
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

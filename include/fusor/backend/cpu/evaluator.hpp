@@ -87,16 +87,18 @@ struct leaf {
   E scalar(index_t i) const noexcept { return cur[i * inner]; }
   template <class Mode>
   batch<E> load(index_t i) const noexcept {
-    if (inner == 0) return batch<E>(*cur);
-    return batch<E>::load(cur + i, Mode{});
+    if constexpr (!is_dense_v<Mode>)
+      if (inner == 0) return batch<E>(*cur);
+    return batch<E>::load(cur + i, xsimd_mode_t<Mode>{});
   }
   /// A bool array as the lanes of a mask over batches of T (where's condition).
   template <class Mode, class T>
   xsimd::batch_bool<T> load_mask(index_t i) const noexcept
     requires std::is_same_v<E, bool>
   {
-    if (inner == 0) return xsimd::batch_bool<T>(*cur);
-    return xsimd::batch_bool<T>::load_unaligned(cur + i);
+    if constexpr (!is_dense_v<Mode>)
+      if (inner == 0) return xsimd::batch_bool<T>(*cur);
+    return mask_from_bytes<T>(cur + i);
   }
 };
 

@@ -101,6 +101,13 @@ bool leaves_vectorisable(Ev& ev) {
   ev.for_each_leaf([&](auto& l) { ok = ok && (l.inner == 0 || l.inner == 1); });
   return ok;
 }
+/// No array leaf is broadcast along the row: every one steps by one element.
+template <class Ev>
+bool leaves_dense(Ev& ev) {
+  bool ok = true;
+  ev.for_each_leaf([&](auto& l) { ok = ok && l.inner == 1; });
+  return ok;
+}
 template <class Ev, class E>
 bool leaves_aligned(Ev& ev, const E* out) {
   bool ok = is_batch_aligned(out);
@@ -112,7 +119,7 @@ template <class Mode, class E, class Ev>
 void vector_row(E* out, const Ev& ev, std::size_t n) {
   constexpr std::size_t w = batch<E>::size;
   std::size_t i = 0;
-  for (; i + w <= n; i += w) ev.template load<Mode>(static_cast<index_t>(i)).store(out + i, Mode{});
+  for (; i + w <= n; i += w) ev.template load<Mode>(static_cast<index_t>(i)).store(out + i, xsimd_mode_t<Mode>{});
   for (; i < n; ++i) out[i] = ev.scalar(static_cast<index_t>(i));
 }
 }  // namespace detail
@@ -172,8 +179,15 @@ struct elementwise_loop {
             return;
           }
         }
-        if (detail::leaves_aligned(ev, row)) detail::vector_row<xsimd::aligned_mode>(row, ev, n);
-        else detail::vector_row<xsimd::unaligned_mode>(row, ev, n);
+        // Three variants, chosen per row: no leaf broadcast and everything
+        // aligned (the common case: arrays fusor allocated), no leaf
+        // broadcast, and the general one.
+        if (detail::leaves_dense(ev)) {
+          if (detail::leaves_aligned(ev, row)) detail::vector_row<dense<xsimd::aligned_mode>>(row, ev, n);
+          else detail::vector_row<dense<xsimd::unaligned_mode>>(row, ev, n);
+        } else {
+          detail::vector_row<xsimd::unaligned_mode>(row, ev, n);
+        }
         return;
       }
     }
@@ -188,7 +202,10 @@ struct elementwise_loop {
       row[i] = ev.scalar(static_cast<index_t>(i));
       ++i;
     }
-    for (; i + w <= n; i += w) store_stream(row + i, ev.template load<xsimd::unaligned_mode>(static_cast<index_t>(i)));
+    if (detail::leaves_dense(ev))
+      for (; i + w <= n; i += w) store_stream(row + i, ev.template load<dense<xsimd::unaligned_mode>>(static_cast<index_t>(i)));
+    else
+      for (; i + w <= n; i += w) store_stream(row + i, ev.template load<xsimd::unaligned_mode>(static_cast<index_t>(i)));
     for (; i < n; ++i) row[i] = ev.scalar(static_cast<index_t>(i));
   }
 };

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include <xsimd/xsimd.hpp>
@@ -25,6 +26,42 @@ inline constexpr bool simd_element = std::is_same_v<E, float> || std::is_same_v<
 
 template <class E>
 using batch = xsimd::batch<E>;
+
+/// A load mode for rows in which no array leaf is broadcast (every leaf
+/// steps by one element): leaves load without testing their stride per batch
+/// (a test GCC does not hoist out of the loop). `Mode` is xsimd's alignment.
+template <class Mode>
+struct dense {};
+template <class Mode>
+inline constexpr bool is_dense_v = false;
+template <class Mode>
+inline constexpr bool is_dense_v<dense<Mode>> = true;
+template <class Mode>
+struct xsimd_mode {
+  using type = Mode;
+};
+template <class Mode>
+struct xsimd_mode<dense<Mode>> {
+  using type = Mode;
+};
+template <class Mode>
+using xsimd_mode_t = typename xsimd_mode<Mode>::type;
+
+/// The lanes of a mask over batches of T from batch<T>::size bools (bytes 0
+/// or 1): the bytes are widened to integers of T's width in a fixed-size loop
+/// the compiler turns into one vector widening, compared with zero as
+/// integers, and the mask reinterpreted for T. (xsimd's
+/// batch_bool::load_unaligned goes through a scalar loop and memory.)
+template <class T>
+xsimd::batch_bool<T> mask_from_bytes(const bool* p) noexcept {
+  using I = xsimd::as_integer_t<T>;
+  constexpr std::size_t w = batch<T>::size;
+  std::uint8_t bytes[w];
+  std::memcpy(bytes, p, w);
+  alignas(64) I lanes[w];
+  for (std::size_t k = 0; k < w; ++k) lanes[k] = static_cast<I>(bytes[k]);
+  return xsimd::bool_cast(xsimd::batch<I>::load_aligned(lanes) != xsimd::batch<I>(I(0)));
+}
 
 template <class E>
 inline constexpr std::size_t batch_size = simd_element<E> ? xsimd::batch<E>::size : 1;
