@@ -3,12 +3,14 @@
 // 1) and the max reduction, each next to raw xsimd loops built with the same
 // flags (NaN-propagating: like for like; xsimd::max: the instruction's own,
 // the ceiling) and a scalar loop; where(mask, a, b) with a bool mask against
-// where(a > 0, a, b) and a plain loop. Names: W5s.KERNEL/double/IMPL/N. Counters:
+// where(a > 0, a, b) and a plain loop; wrapping integer arithmetic against a
+// plain loop. Names: W5s.KERNEL/double/IMPL/N. Counters:
 // ns_per_elem and BW (STREAM-counted). Measured, never asserted.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include <benchmark/benchmark.h>
@@ -153,6 +155,66 @@ void where_loop(State& st) {
   counters(st, double(n) * 25);
 }
 
+// Integer arithmetic (wrapping): o = a * b + c for int32 and o = a + b - c
+// for int64, an in-place update in a function, next to a plain loop in the
+// unsigned type (the same wrapping arithmetic; GCC vectorises it).
+template <class T>
+struct int_data {
+  xt::xtensor<T, 1> a = xt::xtensor<T, 1>::from_shape({n}), b = a, c = a;
+  int_data() {
+    for (std::size_t i = 0; i < n; ++i) {
+      a(i) = static_cast<T>(i * 2654435761u);
+      b(i) = static_cast<T>(i * 40503u + 7);
+      c(i) = static_cast<T>(n - i);
+    }
+  }
+  T expected(std::size_t i) const {
+    using U = std::make_unsigned_t<T>;
+    if constexpr (sizeof(T) == 4) return static_cast<T>(U(a(i)) * U(b(i)) + U(c(i)));
+    else return static_cast<T>(U(a(i)) + U(b(i)) - U(c(i)));
+  }
+};
+
+template <class T>
+void int_fusor(State& st) {
+  const int_data<T> d;
+  auto a = fusor::shared(d.a, "a");
+  auto b = fusor::shared(d.b, "b");
+  auto c = fusor::shared(d.c, "c");
+  auto o = fusor::shared(xt::xtensor<T, 1>::from_shape({n}), "o");
+  auto f = [&] {
+    if constexpr (sizeof(T) == 4) return fusor::function(fusor::inputs(), fusor::updates(fusor::update(o, a * b + c)));
+    else return fusor::function(fusor::inputs(), fusor::updates(fusor::update(o, a + b - c)));
+  }();
+  for (auto _ : st) {
+    f();
+    benchmark::ClobberMemory();
+  }
+  const T* p = o.get_value(fusor::borrow).data();
+  for (std::size_t i : {std::size_t{0}, std::size_t{5}, n / 2, n - 1})
+    if (p[i] != d.expected(i)) st.SkipWithError("wrong result");
+  counters(st, double(n) * 4 * sizeof(T));
+}
+
+template <class T>
+void int_loop(State& st) {
+  const int_data<T> d;
+  using U = std::make_unsigned_t<T>;
+  auto o = xt::xtensor<T, 1>::from_shape({n});
+  for (auto _ : st) {
+    const T *a = d.a.data(), *b = d.b.data(), *c = d.c.data();
+    T* out = o.data();
+    for (std::size_t i = 0; i < n; ++i) {
+      if constexpr (sizeof(T) == 4) out[i] = static_cast<T>(U(a[i]) * U(b[i]) + U(c[i]));
+      else out[i] = static_cast<T>(U(a[i]) + U(b[i]) - U(c[i]));
+    }
+    benchmark::ClobberMemory();
+  }
+  for (std::size_t i : {std::size_t{0}, std::size_t{5}, n / 2, n - 1})
+    if (o(i) != d.expected(i)) st.SkipWithError("wrong result");
+  counters(st, double(n) * 4 * sizeof(T));
+}
+
 template <kernel K>
 void register_kernel(const char* name) {
   const std::string base = std::string("W5s.") + name + "/double/";
@@ -173,6 +235,11 @@ int main(int argc, char** argv) {
   for (auto [name, fn] : {std::pair{"W5s.where_mask/double/fusor/", &where_fusor<where_cond::mask>},
                           std::pair{"W5s.where_compare/double/fusor/", &where_fusor<where_cond::compare>},
                           std::pair{"W5s.where_mask/double/loop/", &where_loop}})
+    benchmark::RegisterBenchmark((std::string(name) + std::to_string(n)).c_str(), fn)->Unit(benchmark::kMicrosecond);
+  for (auto [name, fn] : {std::pair{"W5s.int_mul_add/int32/fusor/", &int_fusor<std::int32_t>},
+                          std::pair{"W5s.int_mul_add/int32/loop/", &int_loop<std::int32_t>},
+                          std::pair{"W5s.int_add_sub/int64/fusor/", &int_fusor<std::int64_t>},
+                          std::pair{"W5s.int_add_sub/int64/loop/", &int_loop<std::int64_t>}})
     benchmark::RegisterBenchmark((std::string(name) + std::to_string(n)).c_str(), fn)->Unit(benchmark::kMicrosecond);
   benchmark::AddCustomContext("xsimd_arch", xsimd::default_arch::name());
   benchmark::Initialize(&argc, argv);

@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -306,5 +308,37 @@ TEST_CASE("where with a bool mask array, a bool constant or a comparison: the sa
     const xt::xtensor<float, 2> rm = fusor::eval(fusor::where(mask, X, 0.0f), mask = m, X = xm);
     for (std::size_t r_ = 0; r_ < 3; ++r_)
       for (std::size_t i = 0; i < n; ++i) CHECK(rm(r_, i) == (m(i) ? xm(r_, i) : 0.0f));
+  }
+}
+
+TEST_CASE_TEMPLATE("integer + - * and negation run vectorised and wrap exactly as the scalar loop", T, std::int32_t,
+                   std::uint32_t, std::int64_t, std::uint64_t) {
+  fusor::vector<T> x{"x"}, y{"y"}, z{"z"};
+  constexpr bool mul_vectorised = sizeof(T) == 4;
+  static_assert(fusor::cpu::evaluator_t<decltype(x + y - z)>::simd);
+  static_assert(fusor::cpu::evaluator_t<decltype(-x + T(3))>::simd);
+  static_assert(fusor::cpu::evaluator_t<decltype(x * y)>::simd == mul_vectorised);
+  // Division and abs have no exact integer batch form: the scalar loop.
+  static_assert(!fusor::cpu::evaluator_t<decltype(fusor::abs(x))>::simd);
+  using U = std::make_unsigned_t<T>;
+  auto wrap = [](U v) { return static_cast<T>(v); };  // modulo 2^n, defined in C++20
+  for (std::size_t n : {1u, 3u, 8u, 17u, 64u, 101u}) {
+    CAPTURE(n);
+    xt::xtensor<T, 1> a = xt::xtensor<T, 1>::from_shape({n}), b = a, c = a;
+    for (std::size_t i = 0; i < n; ++i) {
+      // Values at and near the limits, so that every operation wraps somewhere.
+      a(i) = wrap(static_cast<U>(std::numeric_limits<T>::max()) - static_cast<U>(i * 3));
+      b(i) = wrap(static_cast<U>(i * 7919u + 2));
+      c(i) = wrap(static_cast<U>(std::numeric_limits<T>::min()) + static_cast<U>(i));
+    }
+    const xt::xtensor<T, 1> s = fusor::eval(x + y - z, x = a, y = b, z = c);
+    const xt::xtensor<T, 1> m = fusor::eval(x * y + z, x = a, y = b, z = c);
+    const xt::xtensor<T, 1> g = fusor::eval(-x + T(3), x = a);
+    for (std::size_t i = 0; i < n; ++i) {
+      const U ua = static_cast<U>(a(i)), ub = static_cast<U>(b(i)), uc = static_cast<U>(c(i));
+      CHECK(s(i) == wrap(static_cast<U>(ua + ub - uc)));
+      CHECK(m(i) == wrap(static_cast<U>(ua * ub + uc)));
+      CHECK(g(i) == wrap(static_cast<U>(U(3) - ua)));
+    }
   }
 }

@@ -31,7 +31,7 @@ namespace fusor::cpu {
 template <class E>
 struct leaf {
   using value_type = E;
-  static constexpr bool simd = simd_element<E>;
+  static constexpr bool simd = simd_lane<E>;
   static constexpr std::size_t leaves = 1;
 
   const E* data = nullptr;
@@ -154,6 +154,16 @@ inline constexpr bool mask_of_v<leaf<bool>, T> = simd_element<T>;
 template <class T>
 inline constexpr bool mask_of_v<scalar_leaf<bool>, T> = simd_element<T>;
 
+/// The operations with an exact batch form on integer lanes R: xsimd's integer
+/// add, subtract and negate wrap modulo 2^n as fusor's integers do; 32-bit
+/// multiply is one instruction (64-bit has none before AVX-512 and stays
+/// scalar). Division, pow, abs, the selections and the math functions have no
+/// such form and run the scalar loop.
+template <class F, class R>
+inline constexpr bool integer_batch_op_v =
+    simd_integer<R> && (std::is_same_v<F, fn::plus> || std::is_same_v<F, fn::minus> ||
+                        std::is_same_v<F, fn::negate> || (std::is_same_v<F, fn::multiplies> && sizeof(R) == 4));
+
 template <class F, class R, class Casts, class... Children>
 struct map_eval;
 template <class F, class T, class A, class B>
@@ -174,7 +184,8 @@ struct map_eval<F, R, type_list<Casts...>, Children...> {
       using B = std::tuple_element_t<2, std::tuple<Children...>>;
       return simd_element<R> && mask_of_v<Cond, R> && batches_of_v<A, R> && batches_of_v<B, R>;
     } else {
-      return simd_element<R> && ((std::is_same_v<Casts, R> && batches_of_v<Children, R>) && ...);
+      return (simd_element<R> || integer_batch_op_v<F, R>) &&
+             ((std::is_same_v<Casts, R> && batches_of_v<Children, R>) && ...);
     }
   }();
   static constexpr std::size_t leaves = (Children::leaves + ... + 0);

@@ -23,7 +23,7 @@ template <class Op, class R, class Ev>
 R reduce_row(const Ev& ev, std::size_t n) {
   R acc = Op::template identity<R>();
   std::size_t i = 0;
-  if constexpr (Ev::simd && std::is_same_v<typename Ev::value_type, R>) {
+  if constexpr (Ev::simd && simd_element<R> && std::is_same_v<typename Ev::value_type, R>) {
     constexpr std::size_t w = batch<R>::size;
     if (n >= 4 * w) {
       // Four independent accumulators hide the add latency.
@@ -106,7 +106,7 @@ struct reduce_loop {
         *row = Op::combine(*row, part);
       } else {
         std::size_t i = 0;
-        if constexpr (Ev::simd && std::is_same_v<typename Ev::value_type, R>) {
+        if constexpr (Ev::simd && simd_element<R> && std::is_same_v<typename Ev::value_type, R>) {
           if (vectorise) {
             constexpr std::size_t w = batch<R>::size;
             for (; i + w <= n; i += w) {

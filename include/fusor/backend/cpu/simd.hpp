@@ -24,6 +24,17 @@ namespace fusor::cpu {
 template <class E>
 inline constexpr bool simd_element = std::is_same_v<E, float> || std::is_same_v<E, double>;
 
+/// Integer lane types: arrays of these load and store as batches, and the
+/// operations that have an exact batch form (integer_batch_op_v in
+/// evaluator.hpp) run on them vectorised. Narrower integers and bool stay scalar.
+template <class E>
+inline constexpr bool simd_integer = std::is_same_v<E, std::int32_t> || std::is_same_v<E, std::uint32_t> ||
+                                     std::is_same_v<E, std::int64_t> || std::is_same_v<E, std::uint64_t>;
+
+/// A type arrays of which load and store as xsimd batches.
+template <class E>
+inline constexpr bool simd_lane = simd_element<E> || simd_integer<E>;
+
 template <class E>
 using batch = xsimd::batch<E>;
 
@@ -64,11 +75,11 @@ xsimd::batch_bool<T> mask_from_bytes(const bool* p) noexcept {
 }
 
 template <class E>
-inline constexpr std::size_t batch_size = simd_element<E> ? xsimd::batch<E>::size : 1;
+inline constexpr std::size_t batch_size = simd_lane<E> ? xsimd::batch<E>::size : 1;
 
 /// Byte alignment a batch load/store of E needs to take the aligned path.
 template <class E>
-inline constexpr std::size_t batch_alignment = simd_element<E> ? xsimd::batch<E>::arch_type::alignment() : 1;
+inline constexpr std::size_t batch_alignment = simd_lane<E> ? xsimd::batch<E>::arch_type::alignment() : 1;
 
 template <class E>
 inline bool is_batch_aligned(const E* p) noexcept {
