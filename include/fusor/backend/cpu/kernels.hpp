@@ -45,72 +45,73 @@ struct kernel_entry {
 
 // ---------------------------------------------------------------- evaluators
 
-/// Builds the evaluator of node `node` (of C++ type X) for a plan: fused nodes
+/// The evaluator type of a node type: fused nodes (map, cast, constants)
 /// become evaluator nodes, everything else a strided leaf reading its slot.
+/// A plain type computation (no function is instantiated to deduce it).
+template <class X>
+struct evaluator_of {
+  using type = leaf<value_type_t<X>>;  // input, shared variable, reduce, dot, transpose, reshape
+};
+template <element E>
+struct evaluator_of<constant<E>> {
+  using type = scalar_leaf<E>;
+};
+template <class F, class R, class... C, class... A>
+struct evaluator_of<map_node<F, R, type_list<C...>, A...>> {
+  using type = map_eval<F, R, type_list<C...>, typename evaluator_of<A>::type...>;
+};
+template <element T, class A>
+struct evaluator_of<cast_node<T, A>> {
+  using type = cast_eval<T, typename evaluator_of<A>::type>;
+};
+template <class X>
+using evaluator_t = typename evaluator_of<X>::type;
+
+/// Fills the evaluator of node `node` (of C++ type X) for a plan, in place:
+/// each level writes its own fields and recurses into its children's, so a
+/// deep expression is never copied level by level (which made the builder the
+/// largest code in an object file).
 struct evaluator_builder {
   const graph& g;
   const plan& p;
 
   int child(int node, int k) const { return g[node].child[static_cast<std::size_t>(k)]; }
 
-  template <class E>
-  leaf<E> from_slot(int node) const {
+  template <class X, class E>
+  void fill(std::type_identity<X>, leaf<E>& l, int node) const {
     const node_value& v = p.values[static_cast<std::size_t>(node)];
-    leaf<E> l;
     l.slot = v.slot;
     l.view_shape = v.shape;
     l.view_strides = v.strides;
-    return l;
-  }
-
-  template <class T, int N>
-  leaf<T> build(std::type_identity<input<T, N>>, int node) const {
-    return from_slot<T>(node);
-  }
-  template <class T>
-  leaf<element_type_of<T>> build(std::type_identity<shared_leaf<T>>, int node) const {
-    return from_slot<element_type_of<T>>(node);
   }
   template <element E>
-  scalar_leaf<E> build(std::type_identity<constant<E>>, int node) const {
-    E value{};
-    std::memcpy(&value, &g.constants[static_cast<std::size_t>(g[node].leaf)].bits, sizeof(E));
-    return scalar_leaf<E>{value, {}};
+  void fill(std::type_identity<constant<E>>, scalar_leaf<E>& l, int node) const {
+    std::memcpy(&l.value, &g.constants[static_cast<std::size_t>(g[node].leaf)].bits, sizeof(E));
   }
-  template <class F, class R, class... C, class... A>
-  auto build(std::type_identity<map_node<F, R, type_list<C...>, A...>>, int node) const {
-    using Ev = map_eval<F, R, type_list<C...>, decltype(build(std::type_identity<A>{}, 0))...>;
-    int k = 0;
-    // Braced initialisation evaluates left to right: children in order.
-    Ev ev{std::tuple<decltype(build(std::type_identity<A>{}, 0))...>{build(std::type_identity<A>{}, child(node, k++))...},
-          p.shapes[static_cast<std::size_t>(node)]};
+  template <class F, class R, class... C, class... A, class Ev>
+  void fill(std::type_identity<map_node<F, R, type_list<C...>, A...>>, Ev& ev, int node) const {
+    fill_children<A...>(ev.children, node, std::index_sequence_for<A...>{});
+    ev.out_shape = p.shapes[static_cast<std::size_t>(node)];
+  }
+  template <element T, class A, class Ev>
+  void fill(std::type_identity<cast_node<T, A>>, Ev& ev, int node) const {
+    fill(std::type_identity<A>{}, ev.child, child(node, 0));
+  }
+
+  /// The evaluator of node `node` of type X.
+  template <class X>
+  evaluator_t<X> build(int node) const {
+    evaluator_t<X> ev{};
+    fill(std::type_identity<X>{}, ev, node);
     return ev;
   }
-  template <element T, class A>
-  auto build(std::type_identity<cast_node<T, A>>, int node) const {
-    using Child = decltype(build(std::type_identity<A>{}, 0));
-    return cast_eval<T, Child>{build(std::type_identity<A>{}, child(node, 0))};
-  }
-  template <class Op, class A, int R>
-  auto build(std::type_identity<reduce_node<Op, A, R>>, int node) const {
-    return from_slot<typename reduce_node<Op, A, R>::value_type>(node);
-  }
-  template <class A, class B>
-  auto build(std::type_identity<dot_node<A, B>>, int node) const {
-    return from_slot<typename dot_node<A, B>::value_type>(node);
-  }
-  template <class A>
-  auto build(std::type_identity<transpose_node<A>>, int node) const {
-    return from_slot<value_type_t<A>>(node);
-  }
-  template <class A, int N>
-  auto build(std::type_identity<reshape_node<A, N>>, int node) const {
-    return from_slot<value_type_t<A>>(node);
+
+ private:
+  template <class... A, class Tuple, std::size_t... K>
+  void fill_children(Tuple& t, int node, std::index_sequence<K...>) const {
+    (fill(std::type_identity<A>{}, std::get<K>(t), child(node, static_cast<int>(K))), ...);
   }
 };
-
-template <class X>
-using evaluator_t = decltype(std::declval<const evaluator_builder&>().build(std::type_identity<X>{}, 0));
 
 /// Points every array leaf of `ev` at its slot's memory for this call.
 template <class Ev>
@@ -143,7 +144,7 @@ struct group_kernel {
 
   static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s) {
     auto st = std::make_unique<step>();
-    st->ev = evaluator_builder{g, p}.build(std::type_identity<X>{}, s.node);
+    evaluator_builder{g, p}.fill(std::type_identity<X>{}, st->ev, s.node);
     st->dest = s.dest;
     const dims& shape = p.shapes[static_cast<std::size_t>(s.node)];
     st->ev.broadcast_to(shape);
@@ -186,7 +187,7 @@ struct multi_kernel {
   }
   template <std::size_t... K>
   static void prepare_each(step& st, const evaluator_builder& b, const step_info& s, std::index_sequence<K...>) {
-    ((std::get<K>(st.evs) = b.build(std::type_identity<Xs>{}, s.group[K][0]), st.dests[K] = s.group[K][1]), ...);
+    ((b.fill(std::type_identity<Xs>{}, std::get<K>(st.evs), s.group[K][0]), st.dests[K] = s.group[K][1]), ...);
   }
   static constexpr kernel_entry entry{&prepare};
 };
@@ -231,7 +232,7 @@ struct reduce_kernel<reduce_node<Op, A, Rank>> {
   static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s) {
     auto st = std::make_unique<step>();
     const graph_node& n = g[s.node];
-    st->ev = evaluator_builder{g, p}.build(std::type_identity<A>{}, n.child[0]);
+    evaluator_builder{g, p}.fill(std::type_identity<A>{}, st->ev, n.child[0]);
     st->dest = s.dest;
     st->scratch = s.scratch;
     st->what = n.text;
@@ -326,7 +327,7 @@ struct check_kernel<map_node<F, R, Casts, Base, Exponent>> {
     auto st = std::make_unique<step>();
     const graph_node& n = g[s.node];
     st->what = n.text;
-    st->ev = evaluator_builder{g, p}.build(std::type_identity<Exponent>{}, n.child[1]);
+    evaluator_builder{g, p}.fill(std::type_identity<Exponent>{}, st->ev, n.child[1]);
     if constexpr (!is_scalar_leaf_v<Ev>) {
       const dims& in = p.shapes[static_cast<std::size_t>(n.child[1])];
       dims one;
