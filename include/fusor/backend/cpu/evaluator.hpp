@@ -216,6 +216,13 @@ struct map_eval<F, R, type_list<Casts...>, Children...> {
     if constexpr (is_where) {
       return xsimd::select(std::get<0>(children).template load_mask<Mode, R>(i),
                            load_child<Mode>(std::get<1>(children), i), load_child<Mode>(std::get<2>(children), i));
+    } else if constexpr (simd_integer<R> && std::is_signed_v<R>) {
+      // Signed lanes are computed as unsigned ones: the same bits (two's
+      // complement wrapping), and no signed overflow where xsimd falls back to
+      // scalar code (32-bit multiply before SSE4.1).
+      using U = std::make_unsigned_t<R>;
+      return xsimd::bitwise_cast<batch<R>>(std::apply(
+          [&](const auto&... c) { return F{}(xsimd::bitwise_cast<batch<U>>(load_child<Mode>(c, i))...); }, children));
     } else {
       return std::apply([&](const auto&... c) { return F{}(load_child<Mode>(c, i)...); }, children);
     }
