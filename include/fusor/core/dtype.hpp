@@ -26,16 +26,28 @@ enum class dtype : std::uint8_t {
   float64,
 };
 
+namespace detail {
+/// Whether T is an element type: a plain constant, so that `element<T>` is one
+/// atomic constraint. (Written as a disjunction of `std::same_as` constraints,
+/// it was occasionally judged unsatisfied for `float` or `std::int16_t` by GCC
+/// 12, in about one build of a few dozen; a plain trait is evaluated by
+/// ordinary template instantiation.)
+template <class T>
+inline constexpr bool is_element_v =
+    std::is_same_v<T, bool> || std::is_same_v<T, std::int8_t> || std::is_same_v<T, std::uint8_t> ||
+    std::is_same_v<T, std::int16_t> || std::is_same_v<T, std::uint16_t> || std::is_same_v<T, std::int32_t> ||
+    std::is_same_v<T, std::uint32_t> || std::is_same_v<T, std::int64_t> || std::is_same_v<T, std::uint64_t> ||
+    std::is_same_v<T, float> || std::is_same_v<T, double> ||
+    // `long long` and `long` are distinct types on LP64 even when both are 64
+    // bits; accept whichever int64_t is not.
+    ((std::is_same_v<T, long> || std::is_same_v<T, long long> || std::is_same_v<T, unsigned long> ||
+      std::is_same_v<T, unsigned long long>) &&
+     sizeof(T) == 8);
+}  // namespace detail
+
 /// A C++ type fusor accepts as an element type.
 template <class T>
-concept element = std::same_as<T, bool> || std::same_as<T, std::int8_t> || std::same_as<T, std::uint8_t> ||
-                  std::same_as<T, std::int16_t> || std::same_as<T, std::uint16_t> ||
-                  std::same_as<T, std::int32_t> || std::same_as<T, std::uint32_t> ||
-                  std::same_as<T, std::int64_t> || std::same_as<T, std::uint64_t> ||
-                  std::same_as<T, float> || std::same_as<T, double> ||
-                  // `long long` and `long` are distinct types on LP64 even when
-                  // both are 64 bits; accept whichever int64_t is not.
-                  (std::is_integral_v<T> && !std::same_as<T, char> && sizeof(T) == 8);
+concept element = detail::is_element_v<T>;
 
 namespace detail {
 template <class T>

@@ -50,24 +50,49 @@ struct generic_constructor {
   static constexpr bool generic = true;
 };
 
-// A type trait rather than a requires-expression on the primary template's
-// member: a base-class test is an ordinary (cached) instantiation, so its
-// answer cannot depend on where in a translation unit it is first asked.
+// The registry's concepts are single traits, each one atomic constraint: a
+// requires-expression on the primary template, or a conjunction with nested
+// requirements, was occasionally judged unsatisfied for registered types by
+// GCC 12 (one build in a few dozen); ordinary template instantiation is not.
+namespace detail {
 template <class T>
-concept registered = !std::is_base_of_v<detail::unregistered_constructor, shared_constructor<T>>;
+inline constexpr bool is_registered_v = !std::is_base_of_v<unregistered_constructor, shared_constructor<T>>;
+
+template <class T, class = void>
+inline constexpr bool is_generic_v = false;
+template <class T>
+inline constexpr bool is_generic_v<T, std::void_t<decltype(shared_constructor<T>::generic)>> =
+    is_registered_v<T> && static_cast<bool>(shared_constructor<T>::generic);
+
+/// The tensor interface: element_type, rank, shape(v), data(v), make(d, p)
+/// (the unregistered primary template has none of it).
+template <class T, class = void>
+inline constexpr bool has_tensor_interface_v = false;
+template <class T>
+inline constexpr bool has_tensor_interface_v<
+    T, std::void_t<typename shared_constructor<T>::element_type, decltype(shared_constructor<T>::rank),
+                   decltype(shared_constructor<T>::shape(std::declval<const T&>())),
+                   decltype(shared_constructor<T>::data(std::declval<const T&>())),
+                   decltype(shared_constructor<T>::make(std::declval<const dims&>(),
+                                                        shared_constructor<T>::data(std::declval<const T&>())))>> =
+    is_element_v<typename shared_constructor<T>::element_type> &&
+    std::is_convertible_v<decltype(shared_constructor<T>::rank), int> &&
+    std::is_same_v<decltype(shared_constructor<T>::shape(std::declval<const T&>())), dims> &&
+    std::is_same_v<decltype(shared_constructor<T>::data(std::declval<const T&>())),
+                   const typename shared_constructor<T>::element_type*> &&
+    std::is_same_v<decltype(shared_constructor<T>::make(std::declval<const dims&>(),
+                                                        shared_constructor<T>::data(std::declval<const T&>()))),
+                   T>;
+}  // namespace detail
 
 template <class T>
-concept generic_shareable = registered<T> && requires { requires shared_constructor<T>::generic; };
+concept registered = detail::is_registered_v<T>;
 
 template <class T>
-concept tensor_shareable = registered<T> && requires(const T& v, const dims& d) {
-  typename shared_constructor<T>::element_type;
-  requires element<typename shared_constructor<T>::element_type>;
-  { shared_constructor<T>::rank } -> std::convertible_to<int>;
-  { shared_constructor<T>::shape(v) } -> std::same_as<dims>;
-  { shared_constructor<T>::data(v) } -> std::same_as<const typename shared_constructor<T>::element_type*>;
-  { shared_constructor<T>::make(d, shared_constructor<T>::data(v)) } -> std::same_as<T>;
-};
+concept generic_shareable = detail::is_generic_v<T>;
+
+template <class T>
+concept tensor_shareable = detail::has_tensor_interface_v<T>;
 
 /// The element type of a tensor-like registered type.
 template <tensor_shareable T>
