@@ -140,20 +140,26 @@ class shared {
 
   // ------------------------------------------------------------ get_value
 
-  /// A deep copy, of type T, never aliased to fusor's memory (R15).
+  /// A deep copy, of type T, never aliased to fusor's memory (R15). From a
+  /// device, a copy to the host (an array<E> variable: a copy on its device).
   T get_value() const {
     require_value("get_value()");
-    if constexpr (is_tensor) {
+    if constexpr (is_array_v<T>) {
+      return record_->storage().clone();
+    } else if constexpr (is_tensor) {
       const auto& a = record_->storage();
-      return shared_constructor<T>::make(a.shape(), a.data());
+      if (a.on_host()) return shared_constructor<T>::make(a.shape(), a.data());
+      const auto h = a.to(host);
+      return shared_constructor<T>::make(h.shape(), h.data());
     } else {
       return T(*record_->object());
     }
   }
   /// A read-only view that aliases the storage on the host, in O(1) (R16).
+  /// On a device, borrow aliases nothing: a view of a host copy.
   borrowed<T> get_value(borrow_t) const {
     require_value("get_value(borrow)");
-    if constexpr (is_tensor) return borrowed<T>(record_->storage());
+    if constexpr (is_tensor) return borrowed<T>(host_view());
     else return borrowed<T>(std::shared_ptr<const T>(record_->object()));
   }
   /// The internal storage object itself, O(1), never cast (R18): for a tensor,
@@ -178,37 +184,46 @@ class shared {
 
   /// Copies `v` in (R19). `v` may be any registered tensor-like value or an
   /// arithmetic scalar of another dtype; it passes the casting rules (R28).
+  /// On a device the value is written into the existing allocation when it
+  /// has the same size and nothing else holds it (no second allocation).
   template <class V>
     requires is_tensor && tensor_shareable<std::remove_cvref_t<V>>
   void set_value(const V& v) {
-    record_->install(filtered_copy(v));
+    copy_in(v);
   }
   /// Adopts a moved-in value of the variable's type in O(1) (no element copy).
   void set_value(T&& v)
     requires is_tensor
   {
+    if (!host_accessible(space()) && !same_space(v)) return copy_in(v);
     record_->install(adopt_storage(std::move(v)));
   }
   /// Aliases `v` (R21) when its dtype matches; otherwise converts into fresh
-  /// storage. A buffer held by another shared variable is copied (M3).
+  /// storage. A buffer held by another shared variable is copied (M3). On a
+  /// device, borrow aliases nothing (except a fusor::array of that device).
   template <class V>
     requires is_tensor && tensor_shareable<std::remove_cvref_t<V>>
   void set_value(V&& v, borrow_t) {
     using U = std::remove_cvref_t<V>;
     if constexpr (!std::is_same_v<element_type_of<U>, element_type_of<T>> || rank_of<U> == 0) {
-      record_->install(filtered_copy(v));
-    } else if constexpr (std::is_lvalue_reference_v<V> && !std::is_const_v<std::remove_reference_t<V>>) {
-      record_->install(borrow_storage(v));
-    } else if constexpr (std::is_rvalue_reference_v<V&&> && !std::is_const_v<std::remove_reference_t<V>>) {
-      record_->install(adopt_storage(std::move(v)));
+      copy_in(v);
     } else {
-      record_->install(filtered_copy(v));
+      if (!same_space(v)) return copy_in(v);
+      if constexpr (std::is_lvalue_reference_v<V> && !std::is_const_v<std::remove_reference_t<V>>) {
+        record_->install(borrow_storage(v));
+      } else if constexpr (std::is_rvalue_reference_v<V&&> && !std::is_const_v<std::remove_reference_t<V>>) {
+        record_->install(adopt_storage(std::move(v)));
+      } else if constexpr (is_array_v<U>) {
+        record_->install(borrow_storage(v));  // a handle: sharing it is what borrowing an array means
+      } else {
+        copy_in(v);
+      }
     }
   }
   template <class V>
     requires is_tensor && tensor_shareable<std::remove_cvref_t<V>>
   void set_value(const V& v, copy_t) {
-    record_->install(filtered_copy(v));
+    copy_in(v);
   }
 
   // Generic variables: copy, move, or alias the object itself.
@@ -236,7 +251,7 @@ class shared {
   borrowed<T> value() const {
     if (config().shared_value_borrows) return get_value(borrow);
     require_value("value()");
-    if constexpr (is_tensor) return borrowed<T>(record_->storage().clone());
+    if constexpr (is_tensor) return borrowed<T>(record_->storage().to(host));
     else return borrowed<T>(std::make_shared<const T>(*record_->object()));
   }
   /// `s.value = v`: set_value(v, borrow) or set_value(v), by the same flag.
@@ -255,7 +270,7 @@ class shared {
   {
     require_value("zero()");
     auto fresh = array<element_type_of<T>>::allocate(record_->storage().shape(), space());
-    std::memset(static_cast<void*>(fresh.mutable_data()), 0, fresh.bytes());
+    fill_zero(fresh);
     record_->install(std::move(fresh));
   }
   /// Writes zeros into the current buffer: everything aliasing it (a borrowed
@@ -264,9 +279,7 @@ class shared {
     requires is_tensor
   {
     require_value("zero(borrow)");
-    const auto& a = record_->storage();
-    // An empty value may have no buffer at all: memset(nullptr, 0, 0) is undefined.
-    if (a.bytes() != 0) std::memset(static_cast<void*>(a.mutable_data()), 0, a.bytes());
+    fill_zero(record_->storage());
     record_->written_in_place();
   }
 
@@ -294,6 +307,76 @@ class shared {
   }
 
  private:
+  /// Zeros in an array's buffer, wherever it lives.
+  template <class A>
+  static void fill_zero(const A& a) {
+    // An empty value may have no buffer at all: memset(nullptr, 0, 0) is undefined.
+    if (a.bytes() == 0) return;
+    if (a.on_host()) std::memset(static_cast<void*>(a.mutable_data()), 0, a.bytes());
+    else device_runtime_for(a.space()).zero(a.space().device, a.mutable_data(), a.bytes());
+  }
+
+  /// What get_value(borrow) views: the storage itself on the host, a host copy
+  /// of it on a device.
+  auto host_view() const {
+    const auto& a = record_->storage();
+    return a.on_host() ? a : a.to(host);
+  }
+
+  /// Whether `v`'s elements live in the variable's space (so that its buffer
+  /// can be aliased or adopted).
+  template <class V>
+  bool same_space(const V& v) const {
+    return space_of(v) == space();
+  }
+
+  /// The copy forms of set_value. A value in another space, or of another
+  /// dtype, is copied (converted on the host). On a device, the value goes
+  /// into the existing allocation when it has the same byte size and nothing
+  /// but the variable holds it; otherwise into a new one.
+  template <class V>
+  void copy_in(const V& v) {
+    if (host_accessible(space())) return record_->install(filtered_copy(v));
+    using C = shared_constructor<V>;
+    using E = element_type_of<T>;
+    const dims d = C::shape(v);
+    validate_shape<V>(d);
+    const std::size_t bytes = d.elements() * sizeof(E);
+    const auto& cur = record_->storage();
+    const bool reuse = record_->has_value() && bytes != 0 && cur.storage().how() == ownership::owned &&
+                       cur.storage().bytes() == bytes && cur.storage().use_count() == 1;
+    if (!reuse) return record_->install(filtered_copy(v));
+    if constexpr (std::is_same_v<element_type_of<V>, E>) {
+      copy_bytes(cur.mutable_data(), space(), C::data(v), space_of(v), bytes);
+    } else {
+      const auto h = converted_on_host(v, d);
+      copy_bytes(cur.mutable_data(), space(), h.data(), host, bytes);
+    }
+    if (cur.shape() == d) record_->written_in_place();
+    else record_->install(array<E>(cur.storage(), d));
+  }
+
+  /// `v` converted to the variable's dtype, on the host, after the casting
+  /// checks.
+  template <class V>
+  auto converted_on_host(const V& v, const dims& d) const {
+    using C = shared_constructor<V>;
+    using Src = element_type_of<V>;
+    using E = element_type_of<T>;
+    array<Src> staged;
+    const Src* src = C::data(v);
+    if (space_of(v) != host) {
+      staged = array<Src>::copy_of(d, src, host, space_of(v));
+      src = staged.data();
+    }
+    // An arithmetic C++ value is Theano's "Python scalar": exact-value rule.
+    check_cast<E, Src>(record_->describe(), src, d.elements(), std::is_arithmetic_v<V>, policy());
+    auto out = array<E>::allocate(d, host);
+    E* dst = out.mutable_data();
+    for (std::size_t i = 0, n = d.elements(); i < n; ++i) dst[i] = convert_element<E>(src[i]);
+    return out;
+  }
+
   template <class V>
   void validate_shape(const dims& d) const {
     if constexpr (is_tensor) {
@@ -314,16 +397,11 @@ class shared {
     using E = element_type_of<T>;
     const dims d = C::shape(v);
     validate_shape<V>(d);
-    const Src* src = C::data(v);
     if constexpr (std::is_same_v<Src, E>) {
-      return array<E>::copy_of(d, src, space());
+      return array<E>::copy_of(d, C::data(v), space(), space_of(v));
     } else {
-      // An arithmetic C++ value is Theano's "Python scalar": exact-value rule.
-      check_cast<E, Src>(record_->describe(), src, d.elements(), std::is_arithmetic_v<V>, policy());
-      auto out = array<E>::allocate(d, space());
-      E* dst = out.mutable_data();
-      for (std::size_t i = 0, n = d.elements(); i < n; ++i) dst[i] = convert_element<E>(src[i]);
-      return out;
+      auto out = converted_on_host(v, d);
+      return host_accessible(space()) ? out : out.to(space());
     }
   }
 
@@ -333,6 +411,13 @@ class shared {
     using E = element_type_of<T>;
     const dims d = C::shape(v);
     validate_shape<V>(d);
+    if constexpr (is_array_v<V>) {
+      // An array is a handle: the variable shares its buffer (a copy when
+      // another variable holds it, M3).
+      if (v.space() != space() || variable_base::held_by_another(v.data(), v.bytes(), record_.get()))
+        return array<E>::copy_of(d, v.data(), space(), v.space());
+      return array<E>(v.storage(), d);
+    }
     const std::size_t bytes = d.elements() * sizeof(E);
     // The object is not const, so writing through its data pointer is allowed.
     E* p = const_cast<E*>(C::data(v));
@@ -351,6 +436,8 @@ class shared {
     const std::size_t bytes = d.elements() * sizeof(E);
     if constexpr (rank_of<U> == 0) {
       return filtered_copy(v);  // scalars are always copied (R9)
+    } else if constexpr (is_array_v<U>) {
+      return borrow_storage(v);
     } else {
       if (!host_accessible(space()) || variable_base::held_by_another(C::data(v), bytes, record_.get()))
         return array<E>::copy_of(d, C::data(v), space());
@@ -370,6 +457,10 @@ class shared {
   }
 
   void make_record(const T& v, shared_options options) {
+    // A variable made from a fusor::array lives where the array does, unless
+    // asked to live elsewhere.
+    if constexpr (is_array_v<T>)
+      if (host_accessible(options.space)) options.space = v.space();
     if constexpr (is_tensor) {
       const std::size_t r = initial_rank(v);
       if (!options.broadcastable.empty() && options.broadcastable.size() != r)

@@ -9,10 +9,14 @@
 //   sanitizer_canary float-cast        UBSan: 1e300 converted to int
 //   sanitizer_canary heap-overflow     ASan: one element past a heap array
 //   sanitizer_canary data-race         TSan: two threads, one plain int
+//   sanitizer_canary device-deref      ASan: host code reading (emulated) device memory
 #include <climits>
 #include <cstdio>
 #include <cstring>
 #include <thread>
+
+#include "fusor/memory/array.hpp"
+#include "fusor/memory/emulated_device.hpp"
 
 namespace {
 volatile int sink = 0;
@@ -52,6 +56,15 @@ int data_race() {
   std::printf("no report: %d\n", shared_counter);
   return 0;
 }
+/// The bug a device backend must never have: a device pointer dereferenced
+/// on the host. The emulation poisons its memory so that ASan reports it.
+int device_deref() {
+  fusor::emulated_devices devices;
+  const auto a = fusor::array<double>::allocate(fusor::dims{4}, fusor::cuda(0));
+  sink = static_cast<int>(a.data()[0]);  // device memory read by host code: ASan must stop here
+  std::printf("no report\n");
+  return 0;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -59,6 +72,8 @@ int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "float-cast") == 0) return float_cast();
   if (argc == 2 && std::strcmp(argv[1], "heap-overflow") == 0) return heap_overflow();
   if (argc == 2 && std::strcmp(argv[1], "data-race") == 0) return data_race();
-  std::printf("no report: unknown mode (usage: sanitizer_canary signed-overflow|float-cast|heap-overflow|data-race)\n");
+  if (argc == 2 && std::strcmp(argv[1], "device-deref") == 0) return device_deref();
+  std::printf("no report: unknown mode (usage: sanitizer_canary "
+              "signed-overflow|float-cast|heap-overflow|data-race|device-deref)\n");
   return 0;
 }

@@ -54,8 +54,41 @@ class stale_borrow_error : public error {
   using error::error;
 };
 
-/// A memory space that this build cannot reach (CUDA without a CUDA build).
+/// A memory space that cannot be used here: a CUDA space in a program without
+/// a device runtime, or values of two spaces mixed in one function.
 class space_error : public error {
+ public:
+  using error::error;
+};
+
+/// No device to run on: no CUDA driver, no device, or a device index beyond
+/// those present. Both "no driver" and "no device" are this error; the message
+/// says which, and what to do.
+class device_unavailable_error : public space_error {
+ public:
+  using space_error::space_error;
+};
+
+/// A device allocation failed after the pool was trimmed and the allocation
+/// retried once. The message says how many bytes were asked for and how many
+/// the device pool holds; nothing was changed.
+class device_memory_error : public error {
+ public:
+  using error::error;
+};
+
+/// A device kernel that a program needs was not compiled into it: the message
+/// names the expression and the instantiation macro to add to a .cu file.
+class kernel_not_instantiated_error : public error {
+ public:
+  using error::error;
+};
+
+/// The device reported a fault while running fusor's kernels (an
+/// asynchronous error, noticed at the next synchronisation). Unlike every
+/// other error, it cannot be rolled back: device memory written by the call
+/// may hold partial results, and CUDA's context may be unusable afterwards.
+class device_fault_error : public error {
  public:
   using error::error;
 };

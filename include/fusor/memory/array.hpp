@@ -11,6 +11,7 @@
 #include "fusor/core/dims.hpp"
 #include "fusor/core/dtype.hpp"
 #include "fusor/memory/buffer.hpp"
+#include "fusor/memory/device.hpp"
 
 namespace fusor {
 
@@ -28,11 +29,12 @@ class array {
     return array(buffer::allocate(shape.elements() * sizeof(E), space), shape);
   }
 
-  /// Fresh storage holding a copy of `n = shape.elements()` elements at `src`.
-  static array copy_of(const dims& shape, const E* src, memory_space space = host) {
+  /// Fresh storage in `space` holding a copy of the `shape.elements()`
+  /// elements at `src`, which lives in `from`.
+  static array copy_of(const dims& shape, const E* src, memory_space space = host, memory_space from = host) {
     array a = allocate(shape, space);
     const std::size_t n = shape.elements();
-    if (n) std::memcpy(a.mutable_data(), src, n * sizeof(E));
+    if (n) copy_bytes(a.mutable_data(), space, src, from, n * sizeof(E));
     return a;
   }
 
@@ -49,8 +51,12 @@ class array {
   const memory_space& space() const noexcept { return buffer_.space(); }
   const fusor::buffer& storage() const noexcept { return buffer_; }
 
-  /// A deep copy in fresh fusor-owned storage.
-  array clone() const { return copy_of(shape_, data(), space()); }
+  /// A deep copy in fresh fusor-owned storage, in the same space.
+  array clone() const { return copy_of(shape_, data(), space(), space()); }
+  /// A deep copy in another space (host <-> device).
+  array to(memory_space s) const { return copy_of(shape_, data(), s, space()); }
+  /// Whether host code may read the elements through data().
+  bool on_host() const noexcept { return host_accessible(space()); }
 
  private:
   buffer buffer_;

@@ -17,6 +17,7 @@
 #include "fusor/core/config.hpp"
 #include "fusor/core/dims.hpp"
 #include "fusor/core/errors.hpp"
+#include "fusor/memory/device.hpp"
 #include "fusor/memory/space.hpp"
 
 namespace fusor {
@@ -50,6 +51,14 @@ struct huge_delete {
   void operator()(void* p) const noexcept { ::operator delete(p, std::align_val_t{huge_page_bytes}); }
 };
 
+/// Gives device memory back to the runtime that allocated it.
+struct device_delete {
+  device_runtime* runtime;
+  int device;
+  std::size_t bytes;
+  void operator()(void* p) const noexcept { runtime->deallocate(device, p, bytes); }
+};
+
 /// A hint: where transparent huge pages are off or unknown it does nothing.
 inline void advise_huge_pages([[maybe_unused]] void* p, [[maybe_unused]] std::size_t bytes) noexcept {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
@@ -70,14 +79,13 @@ class buffer {
   buffer() noexcept = default;
 
   /// Fresh fusor-owned storage of at least `bytes`, aligned to
-  /// fusor::alignment. Contents are uninitialised.
+  /// fusor::alignment on the host and 256 bytes on a device. Contents are
+  /// uninitialised.
   static buffer allocate(std::size_t bytes, memory_space space = host) {
-    if (space.kind != space_kind::host)
-      throw space_error("fusor: cannot allocate " + std::to_string(bytes) + " bytes in memory space '" +
-                        space.str() + "': this build of fusor has no CUDA backend");
     if (bytes > max_array_bytes)
       throw shape_error("fusor: cannot allocate " + std::to_string(bytes) +
                         " bytes: more than an array may hold (2^63 - 1 bytes)");
+    if (!host_accessible(space)) return allocate_on_device(bytes, space);
     buffer b;
     void* p = nullptr;
     // If making the control block throws, the deleter runs: nothing leaks.
@@ -94,6 +102,21 @@ class buffer {
     b.bytes_ = bytes;
     b.space_ = space;
     b.how_ = ownership::owned;
+    return b;
+  }
+
+  /// Device memory from the space's runtime (an empty buffer holds none).
+  static buffer allocate_on_device(std::size_t bytes, memory_space space) {
+    device_runtime& rt = device_runtime_for(space);
+    buffer b;
+    b.space_ = space;
+    b.how_ = ownership::owned;
+    if (bytes == 0) return b;
+    void* p = rt.allocate(space.device, bytes);
+    // If making the control block throws, the deleter runs: nothing leaks.
+    b.keep_ = std::shared_ptr<void>(p, detail::device_delete{&rt, space.device, bytes});
+    b.data_ = static_cast<std::byte*>(p);
+    b.bytes_ = bytes;
     return b;
   }
 

@@ -30,6 +30,7 @@
 
 #include "fusor/core/dims.hpp"
 #include "fusor/core/dtype.hpp"
+#include "fusor/memory/array.hpp"
 
 namespace fusor {
 
@@ -102,6 +103,23 @@ using element_type_of = typename shared_constructor<T>::element_type;
 template <tensor_shareable T>
 inline constexpr int rank_of = shared_constructor<T>::rank;
 
+/// Where a tensor-like value's elements live: the host, unless its
+/// constructor says otherwise with `static memory_space space(const T&)`
+/// (fusor::array<E> does: it may hold device memory).
+namespace detail {
+template <class T, class = void>
+inline constexpr bool declares_space_v = false;
+template <class T>
+inline constexpr bool declares_space_v<T, std::void_t<decltype(shared_constructor<T>::space(std::declval<const T&>()))>> =
+    true;
+}  // namespace detail
+
+template <tensor_shareable T>
+memory_space space_of(const T& v) {
+  if constexpr (detail::declares_space_v<T>) return shared_constructor<T>::space(v);
+  else return host;
+}
+
 // ---------------------------------------------------------------- built-ins
 
 /// Arithmetic scalars: rank 0 (PyTensor's scalar_constructor).
@@ -143,6 +161,26 @@ struct shared_constructor<xt::xtensor<E, N>> {
     return r;
   }
 };
+
+/// fusor::array<E>, the internal storage type, as a value of its own: on the
+/// host or on a device (the seeds' in-place pattern with internal objects:
+/// `s.set_value(s.get_value(borrow, internal_type), borrow)`). A variable
+/// made from one lives in its space, and get_value() returns one.
+template <element E>
+struct shared_constructor<array<E>> {
+  using element_type = E;
+  static constexpr int rank = dynamic_rank;
+  static dims shape(const array<E>& a) { return a.shape(); }
+  /// In the array's space: see space().
+  static const E* data(const array<E>& a) noexcept { return a.data(); }
+  static array<E> make(const dims& d, const E* src) { return array<E>::copy_of(d, src); }
+  static memory_space space(const array<E>& a) noexcept { return a.space(); }
+};
+
+template <class T>
+inline constexpr bool is_array_v = false;
+template <element E>
+inline constexpr bool is_array_v<array<E>> = true;
 
 /// std::vector<E>: rank 1. (std::vector<bool> is not contiguous and is not
 /// registered; use xt::xarray<bool>.)

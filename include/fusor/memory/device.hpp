@@ -1,0 +1,148 @@
+// fusor/memory/device.hpp — what fusor needs from a device, as an interface:
+// memory, copies, a stream to order work on. Portable: no CUDA header here.
+//
+// Two implementations exist:
+//   - CUDA, in the compiled runtime libfusor_cuda (include <fusor/cuda.hpp>
+//     and link it: pkg-config fusor-cuda). Device memory comes from a pool
+//     fusor owns; copies go through a reused pinned staging block.
+//   - an emulation (memory/emulated_device.hpp): "device" memory on the host,
+//     reached only through this interface, so that the memory model of
+//     device variables and functions — borrow aliases nothing, get_value
+//     copies, set_value writes into the existing allocation, zero
+//     allocations in a steady state, a failed call changes nothing — is
+//     tested on machines without a GPU. Under AddressSanitizer the emulated
+//     memory is poisoned: host code that touches it directly is reported.
+//
+// A memory space names a device (`fusor::cuda(i)`); `device_runtime_for(s)`
+// finds the runtime serving it: an installed emulation first, else the linked
+// CUDA runtime, else a clear error.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "fusor/core/errors.hpp"
+#include "fusor/memory/space.hpp"
+
+namespace fusor {
+
+enum class copy_direction : std::uint8_t { host_to_device, device_to_host, device_to_device };
+
+/// A device's memory as fusor sees it (f.memory(), fusor::device_memory(i)).
+struct device_memory_stats {
+  std::size_t reserved = 0;       ///< bytes the runtime holds from the driver (its pool)
+  std::size_t used = 0;           ///< bytes in live fusor allocations
+  std::size_t used_high = 0;      ///< the high-water mark of `used`
+  std::uint64_t allocations = 0;  ///< allocation calls since the program started
+  std::uint64_t frees = 0;
+};
+
+class device_runtime {
+ public:
+  virtual ~device_runtime() = default;
+
+  /// "CUDA 13.0, driver 13.0" or "emulated".
+  virtual std::string name() const = 0;
+  virtual bool emulated() const noexcept = 0;
+  /// Devices present (0 without a driver or a device).
+  virtual int device_count() const = 0;
+  /// Why no device can be used, when device_count() is 0.
+  virtual std::string unavailable_reason() const = 0;
+
+  /// `bytes` of device memory, aligned to 256 bytes. Throws
+  /// device_memory_error (after trimming the pool and trying once more).
+  virtual void* allocate(int device, std::size_t bytes) = 0;
+  virtual void deallocate(int device, void* p, std::size_t bytes) noexcept = 0;
+
+  /// Copies `bytes`. Host-to-device returns once the source may be reused;
+  /// device-to-host once the destination holds the data; device-to-device is
+  /// ordered on the device's stream.
+  virtual void copy(int device, void* dst, const void* src, std::size_t bytes, copy_direction how) = 0;
+  /// Sets `bytes` of device memory to zero (ordered on the stream).
+  virtual void zero(int device, void* p, std::size_t bytes) = 0;
+  /// Waits for everything ordered on the device's stream; throws
+  /// device_fault_error if the device reported a fault.
+  virtual void synchronize(int device) = 0;
+
+  virtual device_memory_stats memory(int device) const = 0;
+  /// Gives the pool's unused memory back to the driver.
+  virtual void trim(int device) = 0;
+
+  /// The stream fusor orders its work on for `device` (opaque here: a
+  /// cudaStream_t for CUDA, null for the emulation).
+  virtual void* stream(int device) = 0;
+};
+
+namespace detail {
+struct device_runtimes {
+  /// An installed emulation takes precedence over CUDA (tests install one).
+  std::atomic<device_runtime*> emulation{nullptr};
+  /// Set when libfusor_cuda is linked (by <fusor/cuda.hpp>).
+  std::atomic<device_runtime* (*)()> linked{nullptr};
+};
+inline device_runtimes& runtimes() noexcept {
+  static device_runtimes r;
+  return r;
+}
+}  // namespace detail
+
+/// The runtime serving device spaces, or null when the program has none.
+inline device_runtime* current_device_runtime() noexcept {
+  auto& r = detail::runtimes();
+  if (device_runtime* e = r.emulation.load(std::memory_order_acquire)) return e;
+  if (auto get = r.linked.load(std::memory_order_acquire)) return get();
+  return nullptr;
+}
+
+/// The runtime serving `space` (a device space), checked: a program without
+/// a device runtime, without a device, or asking for a device index beyond
+/// those present gets an error saying so and what to do.
+inline device_runtime& device_runtime_for(const memory_space& space) {
+  if (host_accessible(space))
+    throw space_error("fusor: internal error: memory space '" + space.str() + "' is the host, not a device");
+  device_runtime* rt = current_device_runtime();
+  if (!rt)
+    throw device_unavailable_error(
+        "fusor: memory space '" + space.str() +
+        "' needs a device runtime, and this program has none: include <fusor/cuda.hpp> and link fusor's CUDA "
+        "runtime (pkg-config fusor-cuda; built with meson -Dgpu=enabled when nvcc is found). On a machine without "
+        "a GPU, fusor::emulated_devices (fusor/memory/emulated_device.hpp) emulates one for tests");
+  const int n = rt->device_count();
+  if (n == 0)
+    throw device_unavailable_error("fusor: memory space '" + space.str() + "' cannot be used: " +
+                                   rt->unavailable_reason());
+  if (space.device < 0 || space.device >= n)
+    throw device_unavailable_error("fusor: memory space '" + space.str() + "' does not exist: this machine has " +
+                                   std::to_string(n) + " device" + (n == 1 ? "" : "s") + " (" + rt->name() +
+                                   "), numbered from 0");
+  return *rt;
+}
+
+/// The memory of device `i` as fusor sees it.
+inline device_memory_stats device_memory(int i = 0) { return device_runtime_for(cuda(i)).memory(i); }
+
+/// Copies between any two spaces (host ↔ device, device ↔ device of one
+/// device, host ↔ host). Bytes of a device in another device's space are
+/// refused: fusor keeps one function's values on one device.
+inline void copy_bytes(void* dst, const memory_space& dst_space, const void* src, const memory_space& src_space,
+                       std::size_t bytes) {
+  if (bytes == 0) return;
+  const bool dh = host_accessible(dst_space), sh = host_accessible(src_space);
+  if (dh && sh) {
+    std::memcpy(dst, src, bytes);
+  } else if (dh) {
+    device_runtime_for(src_space).copy(src_space.device, dst, src, bytes, copy_direction::device_to_host);
+  } else if (sh) {
+    device_runtime_for(dst_space).copy(dst_space.device, dst, src, bytes, copy_direction::host_to_device);
+  } else {
+    if (dst_space != src_space)
+      throw space_error("fusor: a copy from '" + src_space.str() + "' to '" + dst_space.str() +
+                        "': fusor copies between the host and a device, or within one device");
+    device_runtime_for(dst_space).copy(dst_space.device, dst, src, bytes, copy_direction::device_to_device);
+  }
+}
+
+}  // namespace fusor
