@@ -124,6 +124,21 @@ inline device_runtime& device_runtime_for(const memory_space& space) {
 /// The memory of device `i` as fusor sees it.
 inline device_memory_stats device_memory(int i = 0) { return device_runtime_for(cuda(i)).memory(i); }
 
+/// Devices this program can use (0 without a device runtime, driver or device).
+inline int device_count() {
+  device_runtime* rt = current_device_runtime();
+  return rt ? rt->device_count() : 0;
+}
+
+/// Waits until device `i` has finished fusor's work (device arrays returned
+/// with internal_type are ordered on fusor's stream for that device: wait
+/// before using them on another stream). Throws device_fault_error if the
+/// device reported a fault.
+inline void device_synchronize(int i = 0) { device_runtime_for(cuda(i)).synchronize(i); }
+
+/// Gives the unused memory of fusor's pool on device `i` back to the driver.
+inline void device_trim(int i = 0) { device_runtime_for(cuda(i)).trim(i); }
+
 /// Copies between any two spaces (host ↔ device, device ↔ device of one
 /// device, host ↔ host). Bytes of a device in another device's space are
 /// refused: fusor keeps one function's values on one device.
