@@ -105,6 +105,9 @@ input_facts bind_value(const binding<T, N>& b) {
     if (b.target.broadcastable(static_cast<std::size_t>(d))) broadcastable |= 1u << d;
   require_shape(who, static_cast<std::size_t>(N), broadcastable, a.shape, b.source_dtype);
   const std::size_t n = a.shape.elements();
+  if (!host_accessible(b.space) && b.source_dtype != dtype_of<T>)
+    throw dtype_error(who() + ": a value on " + b.space.str() + " must have the input's dtype " +
+                      std::string(name(dtype_of<T>)) + ", received " + std::string(name(b.source_dtype)));
   visit(b.source_dtype, [&](auto zero) {
     using S = decltype(zero);
     check_cast<T, S>(who, static_cast<const S*>(b.data), n, false, cast_policy{});
@@ -112,12 +115,13 @@ input_facts bind_value(const binding<T, N>& b) {
   a.data = static_cast<const std::byte*>(b.data);
   a.bytes = n * size_of(b.source_dtype);
   a.source = b.source_dtype;
+  a.space = b.space;
   return a;
 }
 
 /// The graph and plans of one expression type, for one thread.
 struct evaluation {
-  program<cpu::backend> prog;
+  program prog;
   std::vector<std::uint64_t> key, probe;
   call_facts facts;
   bool built = false;
@@ -147,6 +151,22 @@ void bind_inputs(const graph& g, call_facts& facts, const B&... bindings) {
   }
 }
 
+/// Builds an evaluation's graph (both backends' kernels), then points it at
+/// the space of its shared variables.
+template <class Add>
+void build(evaluation& ev, const char* who, Add&& add) {
+  ev.built = false;
+  ev.prog = program{};
+  graph& g = ev.prog.graph();
+  graph_builder<cpu::backend, gpu::backend> b(g);
+  add(g, b);
+  ev.facts.space = space_of_graph(g, who);
+  ev.facts.backend = host_accessible(ev.facts.space) ? backend_id::host : backend_id::device;
+  target(ev.prog, ev.facts.space, who);
+  ev.key = ev.probe;
+  ev.built = true;
+}
+
 }  // namespace detail
 
 /// Evaluates `expr` once into a fresh value, with `input = value` bindings.
@@ -158,22 +178,27 @@ template <class X, class... B>
   thread_local detail::evaluation ev;
   ev.probe.clear();
   detail::graph_key(expr, ev.probe);
-  if (!ev.built || ev.probe != ev.key) {
-    ev.built = false;
-    ev.prog = program<cpu::backend>{};
-    graph& g = ev.prog.graph();
-    graph_builder<cpu::backend> b(g);
-    g.outputs.push_back(graph_output{b.add_root(expr), false, false, false});
-    ev.key = ev.probe;
-    ev.built = true;
-  }
+  if (!ev.built || ev.probe != ev.key)
+    detail::build(ev, "fusor::eval", [&](graph& g, auto& b) {
+      g.outputs.push_back(graph_output{b.add_root(expr), false, false, false});
+    });
   detail::bind_inputs(ev.prog.graph(), ev.facts, bindings...);
+  check_spaces(ev.facts, ev.prog.graph());
   read_shared_facts(ev.prog.graph(), ev.facts);
   auto& entry = ev.prog.plan_for(ev.facts);
   ev.prog.bind_slots(entry, ev.facts);
-  auto out = detail::make_result<Expr>(entry.plan.outputs[0].shape);
-  ev.prog.slot(entry.plan.outputs[0].slot) = detail::result_data(out);
+  const dims& shape = entry.plan.outputs[0].shape;
+  auto out = detail::make_result<Expr>(shape);
+  array<value_type_t<Expr>> on_device;  // on a device: computed there, copied back
+  if (host_accessible(ev.facts.space)) {
+    ev.prog.slot(entry.plan.outputs[0].slot) = detail::result_data(out);
+  } else {
+    on_device = array<value_type_t<Expr>>::allocate(shape, ev.facts.space);
+    ev.prog.slot(entry.plan.outputs[0].slot) = on_device.mutable_data();
+  }
   ev.prog.run(entry, nullptr, [](const step_info&) {});
+  if (!host_accessible(ev.facts.space))
+    copy_bytes(detail::result_data(out), host, on_device.data(), ev.facts.space, on_device.bytes());
   if (ev.prog.arena_bytes() > detail::evaluation::keep_arena_bytes) ev.prog.release_arena();
   return out;
 }
@@ -206,28 +231,24 @@ void assign(shared<T>& dest, X&& x, const B&... bindings) {
     const R* src = detail::result_data(value) ? static_cast<const R*>(detail::result_data(value)) : nullptr;
     check_cast<E, R>([&] { return record.describe(); }, src, shape.elements(), false,
                      cast_policy{dest.strict(), dest.allow_downcast()});
-    auto fresh = array<E>::allocate(shape, dest.space());
+    auto fresh = array<E>::allocate(shape, host);
     for (std::size_t i = 0; i < shape.elements(); ++i) fresh.mutable_data()[i] = convert_element<E>(src[i]);
-    record.install(std::move(fresh));
+    record.install(host_accessible(dest.space()) ? std::move(fresh) : fresh.to(dest.space()));
   } else {
     thread_local detail::evaluation ev;
     ev.probe.clear();
     detail::graph_key(expr, ev.probe);
     ev.probe.push_back(dest.id());
-    if (!ev.built || ev.probe != ev.key) {
-      ev.built = false;
-      ev.prog = program<cpu::backend>{};
-      graph& g = ev.prog.graph();
-      graph_builder<cpu::backend> b(g);
-      graph_update u;
-      u.node = b.add_root(expr);
-      u.variable = b.add_shared(dest);
-      u.broadcastable = record.broadcastable_mask();
-      g.updates.push_back(u);
-      ev.key = ev.probe;
-      ev.built = true;
-    }
+    if (!ev.built || ev.probe != ev.key)
+      detail::build(ev, "fusor::assign", [&](graph& g, auto& b) {
+        graph_update u;
+        u.node = b.add_root(expr);
+        u.variable = b.add_shared(dest);
+        u.broadcastable = record.broadcastable_mask();
+        g.updates.push_back(u);
+      });
     detail::bind_inputs(ev.prog.graph(), ev.facts, bindings...);
+    check_spaces(ev.facts, ev.prog.graph());
     read_shared_facts(ev.prog.graph(), ev.facts);
     auto& entry = ev.prog.plan_for(ev.facts);
     const update_plan& u = entry.plan.updates[0];

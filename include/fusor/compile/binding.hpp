@@ -36,17 +36,28 @@ void bind_argument(input_facts& a, std::uint32_t broadcastable, const V& value, 
   require_shape(who, static_cast<std::size_t>(N), broadcastable, shape, dtype_of<S>);
   const S* src = C::data(value);
   const std::size_t n = shape.elements();
+  const memory_space space = space_of(value);
+  // A device array is read where it is: it must have the input's dtype (a
+  // conversion would need the host to read it).
+  if constexpr (!std::is_same_v<S, T>)
+    if (!host_accessible(space))
+      throw dtype_error(detail::who_text(who) + ": an argument on " + space.str() + " must have the input's dtype " +
+                        std::string(name(dtype_of<T>)) + ", received " + std::string(name(dtype_of<S>)) +
+                        "; convert it first (e.g. fusor::eval(fusor::cast<" + std::string(cpp_name(dtype_of<T>)) +
+                        ">(...)) on the device)");
   // R28–R31: an exact dtype as is; otherwise only what the input's casting
   // rules accept (a C++ number: when its value converts exactly).
   check_cast<T, S>(who, src, n, std::is_arithmetic_v<V>, policy);
   const auto* data = reinterpret_cast<const std::byte*>(src);
   const bool writable = lent && std::is_same_v<S, T> && rank_of<V> != 0;
-  if (a.data != data || a.source != dtype_of<S> || a.writable != writable || !(a.shape == shape)) {
+  if (a.data != data || a.source != dtype_of<S> || a.writable != writable || !(a.shape == shape) ||
+      a.space != space) {
     a.data = data;
     a.bytes = n * sizeof(S);
     a.source = dtype_of<S>;
     a.writable = writable;
     a.shape = shape;
+    a.space = space;
   }
 }
 
@@ -62,6 +73,22 @@ inline void unshare_writable(call_facts& f) noexcept {
         a.writable = false;
         break;
       }
+  }
+}
+
+/// Every argument must be where the call runs — the host, or for a call on a
+/// device, the host (copied in) or that device; and on a device, In(x, borrow)
+/// aliases nothing: no argument is written.
+inline void check_spaces(call_facts& f, const graph& g) {
+  for (std::size_t i = 0; i < f.inputs.size(); ++i) {
+    auto& a = f.inputs[i];
+    if (f.backend == backend_id::device) a.writable = false;
+    if (host_accessible(a.space) || a.space == f.space) continue;
+    throw space_error("input " + std::to_string(i) + " ('" + g.inputs[i].name + "'): the argument is on " +
+                      a.space.str() + ", but the call runs on " + f.space.str() +
+                      (host_accessible(f.space) ? " (its shared variables are there): copy it to the host first, "
+                                                  "e.g. with fusor::array::to(fusor::host)"
+                                                : ": copy it there first, or to the host"));
   }
 }
 

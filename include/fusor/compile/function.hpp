@@ -14,7 +14,8 @@
 //   3. provides the memory the plan writes: the outputs, the spare buffers of
 //      updates not written in place (the buffer the variable held before:
 //      ping-pong, no allocation);
-//   4. runs the steps (backend/cpu): everything that can fail — a check, an
+//   4. runs the steps (backend/cpu, or backend/cuda when its shared
+//      variables live on a device): everything that can fail — a check, an
 //      allocation, a shape error — has happened before the first in-place
 //      write, and a borrowed output's earlier views are made stale before
 //      its buffer is rewritten;
@@ -48,6 +49,7 @@
 #include <xtensor/xtensor.hpp>
 
 #include "fusor/backend/cpu/backend.hpp"
+#include "fusor/backend/cuda/backend.hpp"
 #include "fusor/compile/binding.hpp"
 #include "fusor/compile/borrowed_output.hpp"
 #include "fusor/compile/graph.hpp"
@@ -61,9 +63,11 @@ namespace fusor {
 
 /// Bytes a function holds (f.memory()).
 struct memory_report {
+  memory_space space = host;          ///< where the arena and the output buffers are
   std::size_t arena_bytes = 0;        ///< the temporaries' arena, kept across calls
   std::size_t temporary_bytes = 0;    ///< of which the last call's plan uses
-  std::size_t output_bytes = 0;       ///< borrowed-output buffers and spare update buffers
+  std::size_t output_bytes = 0;       ///< output buffers and spare update buffers (in `space`)
+  std::size_t host_bytes = 0;         ///< on a device: host copies of borrowed outputs
   std::size_t arena_allocations = 0;  ///< arena allocations since construction (a steady state adds none)
 };
 
@@ -115,6 +119,44 @@ const void* multi_kernel_of(std::tuple<Xs...>*) {
   else return Backend::template multi_kernel<Xs...>();
 }
 
+/// Where a graph runs: where its shared variables live (all in one space), or
+/// the host when it has none.
+inline memory_space space_of_graph(const graph& g, const std::string& who) {
+  if (g.shared.empty()) return host;
+  const memory_space s = g.shared[0].space;
+  for (const auto& v : g.shared)
+    if (v.space != s) {
+      std::string list;
+      for (const auto& w : g.shared) list += (list.empty() ? "" : ", ") + w.describe() + " on " + w.space.str();
+      throw space_error(who + ": its shared variables live in different memory spaces (" + list +
+                        "); one function runs in one space: move them with set_value or create them in one space");
+    }
+  return s;
+}
+
+/// Points a program at the backend of `space`. On a real device, every CUDA
+/// kernel the graph needs must have been compiled into the program: a missing
+/// one is reported now, naming the expressions, rather than at a call.
+inline void target(program& prog, const memory_space& space, const std::string& who) {
+  if (host_accessible(space)) {
+    prog.target(backend_id::host, space, &cpu::backend::prepare_plan);
+    return;
+  }
+  device_runtime& rt = device_runtime_for(space);
+  if (!rt.emulated()) {
+    const auto missing = gpu::backend::missing_kernels(prog.graph());
+    if (!missing.empty()) {
+      std::string list;
+      for (const auto& m : missing) list += "\n  " + m;
+      throw kernel_not_instantiated_error(
+          who + " runs on " + space.str() + ", but no CUDA kernel was compiled into this program for:" + list +
+          "\nName its type in a .cu file of the program, compiled by nvcc: #include <fusor/gpu/instantiate.cuh> "
+          "and FUSOR_CUDA_INSTANTIATE(decltype(f)) (see the README, 'GPU')");
+    }
+  }
+  prog.target(backend_id::device, space, &gpu::backend::prepare_plan);
+}
+
 }  // namespace detail
 
 /// What fusor::eval returns for an expression: its element type for rank 0,
@@ -127,7 +169,6 @@ class function;
 
 template <class... I, class... O, class... U, class... G>
 class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>> {
-  using backend = cpu::backend;
   static constexpr std::size_t n_in = sizeof...(I);
   static constexpr std::size_t n_out = sizeof...(O);
   static constexpr std::size_t n_upd = sizeof...(U);
@@ -162,7 +203,10 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
 
   template <class E>
   struct output_slot {
-    array<E> buffer;  ///< a borrowed output's buffer, reused by every call
+    /// A borrowed output's buffer, reused by every call; on a device, every
+    /// output's (but a fresh internal one's) buffer there.
+    array<E> buffer;
+    array<E> mirror;  ///< on a device: the host copy a borrowed output views
     std::shared_ptr<output_stamp> stamp = std::make_shared<output_stamp>();
   };
   template <class E>
@@ -180,6 +224,9 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
     check_givens();
     check_updates();
     build_graph();
+    facts_.space = detail::space_of_graph(prog_.graph(), "fusor::function");
+    facts_.backend = host_accessible(facts_.space) ? backend_id::host : backend_id::device;
+    detail::target(prog_, facts_.space, "fusor::function");
     detail::for_each_index<n_out>([&](auto k) {
       std::get<k>(out_slots_).stamp->what =
           "borrowed output " + std::to_string(k) + " (" + std::get<k>(outs_).expression.str() + ")";
@@ -219,6 +266,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
     } guard{busy_};
     bind_all(std::index_sequence_for<A...>{}, std::forward<A>(args)...);
     unshare_writable(facts_);
+    check_spaces(facts_, prog_.graph());
     auto& entry = steady() ? *steady_.entry : replan();
     const fusor::plan& p = entry.plan;
     auto results = prepare_outputs(p, std::index_sequence_for<O...>{});
@@ -232,10 +280,12 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
   /// Bytes held by the function.
   memory_report memory() const {
     memory_report r;
+    r.space = facts_.space;
     r.arena_bytes = prog_.arena_bytes();
     if (const auto* e = prog_.current()) r.temporary_bytes = e->plan.arena_bytes;
     r.arena_allocations = prog_.arena_allocations();
     std::apply([&](const auto&... s) { ((r.output_bytes += s.buffer.storage().bytes()), ...); }, out_slots_);
+    std::apply([&](const auto&... s) { ((r.host_bytes += s.mirror.storage().bytes()), ...); }, out_slots_);
     std::apply([&](const auto&... s) { ((r.output_bytes += s.spare.storage().bytes()), ...); }, upd_slots_);
     return r;
   }
@@ -261,6 +311,9 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
   }
   /// The graph the function was built into.
   const fusor::graph& graph() const noexcept { return prog_.graph(); }
+  /// Where the function runs: where its shared variables live (the host when
+  /// it has none).
+  const memory_space& space() const noexcept { return facts_.space; }
   /// How many plans the function has built (one per new signature).
   std::size_t plans_built() const noexcept { return prog_.plans_built(); }
 
@@ -401,7 +454,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
 
   void build_graph() {
     fusor::graph& g = prog_.graph();
-    graph_builder<backend> b(g);
+    graph_builder<cpu::backend, gpu::backend> b(g);
     detail::for_each_index<n_in>([&](auto k) { b.declare_input(std::get<k>(ins_).variable); });
     detail::for_each_index<n_giv>([&](auto k) {
       const auto& gv = std::get<k>(givs_);
@@ -433,12 +486,15 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
     if (g.inputs.size() != n_in)
       throw value_error("fusor::function: an expression reads input '" + g.inputs[n_in].name +
                         "', which is not among the function's inputs(...)");
-    g.multi_output_kernel = detail::multi_kernel_of<backend>(static_cast<plain_tuple*>(nullptr));
+    g.multi_output_kernel[static_cast<std::size_t>(backend_id::host)] =
+        detail::multi_kernel_of<cpu::backend>(static_cast<plain_tuple*>(nullptr));
+    g.multi_output_kernel[static_cast<std::size_t>(backend_id::device)] =
+        detail::multi_kernel_of<gpu::backend>(static_cast<plain_tuple*>(nullptr));
   }
 
   // ------------------------------------------------------------ the plan of this call
 
-  using entry_t = typename program<backend>::entry;
+  using entry_t = program::entry;
 
   /// What the last full binding saw: while the arguments are the same
   /// (same buffers, shapes, dtypes, writability), no shared variable's
@@ -457,7 +513,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
       const auto& a = facts_.inputs[i];
       const auto& b = steady_.inputs[i];
       if (a.data != b.data || a.bytes != b.bytes || a.source != b.source || a.writable != b.writable ||
-          !(a.shape == b.shape))
+          !(a.shape == b.shape) || a.space != b.space)
         return false;
     }
     const auto& g = prog_.graph();
@@ -520,30 +576,38 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
     return std::tuple<result_t<K>...>{prepare_output<K>(p)...};
   }
 
+  /// A buffer the function keeps across calls, made to hold `shape`: memory
+  /// that still fits is kept (in `space`).
+  template <class E>
+  static void fit(array<E>& a, const dims& shape, const memory_space& space) {
+    if (a.storage().data() && a.shape() == shape && a.space() == space) return;
+    if (a.storage().how() == ownership::owned && a.storage().data() && a.space() == space &&
+        a.storage().bytes() >= shape.elements() * sizeof(E))
+      a = array<E>(a.storage(), shape);
+    else
+      a = array<E>::allocate(shape, space);
+  }
+
   template <std::size_t K>
   result_t<K> prepare_output(const fusor::plan& p) {
     using E = out_element<K>;
     const output_plan& o = p.outputs[K];
     if (o.in_place) return result_t<K>{};  // the lent input's buffer (R47)
-    if constexpr (out_spec<K>::borrow) {
-      // A borrowed output reuses its buffer; memory that still fits is kept.
-      auto& slot = std::get<K>(out_slots_).buffer;
-      if (!slot.storage().data() || !(slot.shape() == o.shape)) {
-        if (slot.storage().how() == ownership::owned && slot.storage().data() &&
-            slot.storage().bytes() >= o.shape.elements() * sizeof(E))
-          slot = array<E>(slot.storage(), o.shape);
-        else
-          slot = array<E>::allocate(o.shape);
-      }
-      prog_.slot(o.slot) = slot.mutable_data();
-      return std::monostate{};
-    } else if constexpr (out_spec<K>::internal) {
-      auto a = array<E>::allocate(o.shape);
+    const bool device = !host_accessible(facts_.space);
+    if constexpr (out_spec<K>::internal && !out_spec<K>::borrow) {
+      auto a = array<E>::allocate(o.shape, facts_.space);  // a fresh one, where the function runs
       prog_.slot(o.slot) = a.mutable_data();
       return a;
     } else {
-      auto r = detail::make_result<out_expr<K>>(o.shape);
-      return r;
+      if (out_spec<K>::borrow || device) {
+        // A borrowed output reuses its buffer; on a device every output is
+        // computed into a buffer the function keeps there, then copied back.
+        auto& slot = std::get<K>(out_slots_).buffer;
+        fit(slot, o.shape, facts_.space);
+        prog_.slot(o.slot) = slot.mutable_data();
+      }
+      if constexpr (out_spec<K>::borrow) return std::monostate{};
+      else return detail::make_result<out_expr<K>>(o.shape);
     }
   }
 
@@ -551,6 +615,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
   /// them stopped moving).
   template <class Results, std::size_t... K>
   void bind_results(const fusor::plan& p, Results& results, std::index_sequence<K...>) {
+    if (!host_accessible(facts_.space)) return;  // on a device: the function's buffers, copied back after
     (
         [&] {
           if constexpr (!out_spec<K>::borrow && !out_spec<K>::internal)
@@ -635,20 +700,33 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
   auto make_output(const fusor::plan& p, Results& results) {
     using E = out_element<K>;
     constexpr int R = rank_v<out_expr<K>>;
-    auto& r = std::get<K>(results);
+    [[maybe_unused]] auto& r = std::get<K>(results);
     const output_plan& o = p.outputs[K];
     auto lent = [&] {  // the output is the lent argument's buffer (R47)
       const auto& in = facts_.inputs[static_cast<std::size_t>(o.input)];
       return array<E>(buffer::borrow(const_cast<std::byte*>(in.data), in.bytes), o.shape);
     };
+    auto& own = std::get<K>(out_slots_);
     if constexpr (!out_spec<K>::borrow && !out_spec<K>::internal) {
+      if (!host_accessible(facts_.space))  // computed on the device: copied back into the fresh value
+        if (const std::size_t bytes = o.shape.elements() * sizeof(E))
+          copy_bytes(detail::result_data(r), host, own.buffer.data(), facts_.space, bytes);
       return std::move(r);
     } else if constexpr (!out_spec<K>::borrow) {
       return o.in_place ? lent() : std::move(r);
     } else {
-      const auto& own = std::get<K>(out_slots_);
-      if constexpr (out_spec<K>::internal) return o.in_place ? lent() : own.buffer;
-      else return o.in_place ? borrowed_output<E, R>(lent(), own.stamp) : borrowed_output<E, R>(own.buffer, own.stamp);
+      if constexpr (out_spec<K>::internal) {
+        return o.in_place ? lent() : own.buffer;
+      } else {
+        if (o.in_place) return borrowed_output<E, R>(lent(), own.stamp);
+        if (host_accessible(facts_.space)) return borrowed_output<E, R>(own.buffer, own.stamp);
+        // On a device, borrow aliases nothing: a view of a host copy the
+        // function reuses (and, like the buffer, rewrites at the next call).
+        fit(own.mirror, o.shape, host);
+        if (own.mirror.bytes()) copy_bytes(own.mirror.mutable_data(), host, own.buffer.data(), facts_.space,
+                                           own.mirror.bytes());
+        return borrowed_output<E, R>(own.mirror, own.stamp);
+      }
     }
   }
 
@@ -656,7 +734,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
   out_tuple outs_;
   upd_tuple upds_;
   std::tuple<G...> givs_;
-  program<backend> prog_;
+  program prog_;
   call_facts facts_;
   steady_state steady_;
   std::tuple<output_slot<value_type_t<typename O::expression_type>>...> out_slots_;

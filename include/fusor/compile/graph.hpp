@@ -61,6 +61,12 @@ constexpr reduce_kind reduce_kind_of() {
 }
 }  // namespace detail
 
+/// The backends a graph carries kernels for: every graph is built for both, and
+/// a program runs it on the one its memory space needs (host for the host, the
+/// device backend for a CUDA space, real or emulated).
+enum class backend_id : std::uint8_t { host = 0, device = 1 };
+inline constexpr std::size_t backend_count = 2;
+
 /// Why a node needs a kernel of its own (a backend compiles one per role).
 enum class kernel_role : std::uint8_t {
   group,   ///< evaluate the node's fused sub-tree into a destination
@@ -91,9 +97,13 @@ struct graph_node {
   int nparams = 0;
   /// The node as fusor prints it ("exp(W) + x"): plans and messages.
   std::string text;
-  /// The backend's kernels for this node's C++ type, by role (null: none).
-  std::array<const void*, static_cast<std::size_t>(kernel_role::count)> kernels{};
-  bool has_kernel(kernel_role r) const noexcept { return kernels[static_cast<std::size_t>(r)] != nullptr; }
+  /// Each backend's kernels for this node's C++ type, by role (null: none).
+  std::array<std::array<const void*, static_cast<std::size_t>(kernel_role::count)>, backend_count> kernels{};
+  const void* kernel(backend_id b, kernel_role r) const noexcept {
+    return kernels[static_cast<std::size_t>(b)][static_cast<std::size_t>(r)];
+  }
+  /// Whether the node needs a kernel for role r (every backend compiles the same roles).
+  bool has_kernel(kernel_role r) const noexcept { return kernel(backend_id::host, r) != nullptr; }
 };
 
 /// A symbolic input of the graph (a function's explicit input, or a value
@@ -104,7 +114,8 @@ struct graph_input {
   int rank = 0;
   dtype type{};
   std::uint32_t broadcastable = 0;  ///< bit d: axis d must have length 1
-  const void* convert = nullptr;    ///< the backend's kernel converting an argument of another dtype
+  /// Each backend's kernel converting an argument of another dtype.
+  std::array<const void*, backend_count> convert{};
 };
 
 /// What the planner reads of a shared variable at each call.
@@ -175,9 +186,10 @@ class graph {
   std::vector<graph_given> givens;
   std::vector<graph_output> outputs;
   std::vector<graph_update> updates;
-  /// A kernel computing several outputs of one shape in one pass (W6), for the
-  /// outputs that are not in-place candidates; null when the backend has none.
-  const void* multi_output_kernel = nullptr;
+  /// Per backend, a kernel computing several outputs of one shape in one pass
+  /// (W6), for the outputs that are not in-place candidates; null when the
+  /// backend has none.
+  std::array<const void*, backend_count> multi_output_kernel{};
 
   const graph_node& operator[](int i) const noexcept { return nodes[static_cast<std::size_t>(i)]; }
   int size() const noexcept { return static_cast<int>(nodes.size()); }
@@ -235,11 +247,12 @@ std::uint64_t type_key() noexcept {
 }
 }  // namespace detail
 
-/// Flattens expressions into a graph. `Backend` provides, for a role R and a
-/// node type X, `template <kernel_role R, class X> static const void* kernel()`:
-/// the compiled kernel the backend will prepare steps from; and
+/// Flattens expressions into a graph. Each of `Backends` provides its
+/// `static constexpr backend_id id`, and, for a role R and a node type X,
+/// `template <kernel_role R, class X> static const void* kernel()`: the
+/// compiled kernel the backend will prepare steps from; and
 /// `template <class T> static const void* convert_kernel()` for inputs of T.
-template <class Backend>
+template <class... Backends>
 class graph_builder {
  public:
   explicit graph_builder(graph& g) : g_(g) {}
@@ -254,7 +267,7 @@ class graph_builder {
     gi.type = dtype_of<T>;
     for (int d = 0; d < N; ++d)
       if (in.broadcastable(static_cast<std::size_t>(d))) gi.broadcastable |= 1u << d;
-    gi.convert = Backend::template convert_kernel<T>();
+    ((gi.convert[static_cast<std::size_t>(Backends::id)] = Backends::template convert_kernel<T>()), ...);
     g_.inputs.push_back(std::move(gi));
     return static_cast<int>(g_.inputs.size()) - 1;
   }
@@ -338,8 +351,13 @@ class graph_builder {
  private:
   template <kernel_role Role, class X>
   void mark(int node) {
-    auto& slot = g_.nodes[static_cast<std::size_t>(node)].kernels[static_cast<std::size_t>(Role)];
-    if (!slot) slot = Backend::template kernel<Role, X>();
+    auto& kernels = g_.nodes[static_cast<std::size_t>(node)].kernels;
+    (
+        [&] {
+          auto& slot = kernels[static_cast<std::size_t>(Backends::id)][static_cast<std::size_t>(Role)];
+          if (!slot) slot = Backends::template kernel<Role, X>();
+        }(),
+        ...);
   }
 
   /// A read of a replaced leaf becomes a `given` node over the replacement

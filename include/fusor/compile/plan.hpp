@@ -59,6 +59,7 @@ struct node_value {
 enum class step_kind : std::uint8_t {
   check,        ///< refuse a negative integer exponent (throws; runs before any write)
   convert,      ///< an argument of another dtype, converted into a temporary
+  upload,       ///< a host argument of a function on a device, copied (and converted) into a temporary
   reduce,       ///< a reduction fused with its operand, into a temporary
   dot,          ///< a dot product, into a temporary
   materialize,  ///< a compound operand (of a dot, a transpose, a reshape), into a temporary
@@ -112,12 +113,17 @@ struct input_facts {
   /// Lent with In(x, borrow) as a non-const lvalue of the input's dtype, and
   /// overlapping no other argument: the function may write it.
   bool writable = false;
+  /// Where the argument's elements are (a fusor::array may be on a device).
+  memory_space space = host;
 };
 
 /// Everything a plan depends on, read at each call.
 struct call_facts {
   std::vector<input_facts> inputs;   ///< per graph input
   std::vector<shared_facts> shared;  ///< per graph shared variable
+  /// Where the call runs: the host, or a device (its values in `space`).
+  backend_id backend = backend_id::host;
+  memory_space space = host;
 };
 
 /// How two buffers relate (only argument pairs, and argument / shared
@@ -140,7 +146,8 @@ class signature {
     for (std::size_t i = 0; i < inputs_.size(); ++i) {
       const auto& a = f.inputs[i];
       const auto& b = inputs_[i];
-      if (!(a.shape == b.shape) || a.source != b.source || a.writable != b.writable) return false;
+      if (!(a.shape == b.shape) || a.source != b.source || a.writable != b.writable || a.space != b.space)
+        return false;
     }
     for (std::size_t i = 0; i < shared_.size(); ++i) {
       const auto& a = f.shared[i];
@@ -160,6 +167,7 @@ class signature {
     dims shape;
     dtype source{};
     bool writable = false;
+    memory_space space = host;
   };
   struct shared_key {
     dims shape;
@@ -167,7 +175,7 @@ class signature {
   };
 
   void record(const call_facts& f) {
-    for (const auto& a : f.inputs) inputs_.push_back({a.shape, a.source, a.writable});
+    for (const auto& a : f.inputs) inputs_.push_back({a.shape, a.source, a.writable, a.space});
     for (const auto& s : f.shared)
       shared_.push_back({s.has_value ? *s.shape : dims{}, s.has_value, s.viewed, s.borrowed_storage});
     for_each_pair(f, [&](overlap o) { overlaps_.push_back(o); });
@@ -192,6 +200,10 @@ class signature {
 /// The plan of a graph for one signature.
 struct plan {
   signature sig;
+  /// Where it runs: the host, or a device (every slot but the host
+  /// arguments of upload steps is in `space`).
+  backend_id backend = backend_id::host;
+  memory_space space = host;
   std::vector<dims> shapes;          ///< per node
   std::vector<node_value> values;    ///< per node
   std::vector<slot_info> slots;
@@ -214,6 +226,7 @@ inline const char* kind_name(step_kind k) noexcept {
   switch (k) {
     case step_kind::check: return "check";
     case step_kind::convert: return "convert";
+    case step_kind::upload: return "upload";
     case step_kind::reduce: return "reduce";
     case step_kind::dot: return "dot";
     case step_kind::materialize: return "materialize";
@@ -242,6 +255,7 @@ inline std::string slot_name(const plan& p, const graph& g, int s) {
 
 inline std::string plan::str(const graph& g) const {
   std::string out = "plan for";
+  if (backend == backend_id::device) out = "plan on " + space.str() + " for";
   if (g.inputs.empty()) out += " no inputs";
   for (std::size_t i = 0; i < g.inputs.size(); ++i) {
     const auto& s = slots[static_cast<std::size_t>(input_slot[i])];

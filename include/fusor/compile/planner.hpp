@@ -65,6 +65,8 @@ class planner {
 
   plan build() {
     p_.sig = signature(f_);
+    p_.backend = f_.backend;
+    p_.space = f_.space;
     p_.shapes = infer_shapes(g_, f_);
     p_.values.resize(g_.nodes.size());
     copy_.assign(g_.nodes.size(), -1);
@@ -137,8 +139,9 @@ class planner {
         case node_kind::input: {
           const auto in = static_cast<std::size_t>(n.leaf);
           const int own = p_.input_slot[in];
-          // An argument of another dtype is read converted, from a temporary.
-          if (f_.inputs[in].source != g_.inputs[in].type)
+          // An argument of another dtype is read converted, from a temporary;
+          // so is a host argument of a function on a device, copied there.
+          if (f_.inputs[in].source != g_.inputs[in].type || uploaded(in))
             set_contiguous(i, add_slot(slot_kind::temporary, g_.inputs[in].type, f_.inputs[in].shape, -1));
           else
             set_contiguous(i, own);
@@ -174,6 +177,11 @@ class planner {
     }
   }
 
+  /// A host argument of a call that runs on a device: copied in first.
+  bool uploaded(std::size_t input) const noexcept {
+    return f_.backend == backend_id::device && f_.inputs[input].space != f_.space;
+  }
+
   // ------------------------------------------------------------ updates
 
   void check_updates() {
@@ -205,7 +213,7 @@ class planner {
       const graph_node& e = g_[g_.updates[k].node];
       if (e.kind != node_kind::shared) continue;
       const auto& facts = f_.shared[static_cast<std::size_t>(e.leaf)];
-      if (!facts.has_value || !host_accessible(g_.shared[static_cast<std::size_t>(e.leaf)].space)) continue;
+      if (!facts.has_value || g_.shared[static_cast<std::size_t>(e.leaf)].space != f_.space) continue;
       for (std::size_t j = 0; j < n; ++j)
         if (j != k && g_.updates[j].variable == e.leaf && !p_.updates[j].transfer_source) {
           p_.updates[k].transfer_from = static_cast<int>(j);
@@ -302,7 +310,9 @@ class planner {
       if (u.transfer_source) why = "its old buffer goes to another variable";
       else if (!facts.has_value) why = "the variable has no value";
       else if (!(*facts.shape == u.shape)) why = "the shape changes from " + facts.shape->str() + " to " + u.shape.str();
-      else if (!host_accessible(g_.shared[static_cast<std::size_t>(var)].space)) why = "the variable is not on the host";
+      else if (g_.shared[static_cast<std::size_t>(var)].space != f_.space)
+        why = "the variable is in " + g_.shared[static_cast<std::size_t>(var)].space.str() + ", the call runs in " +
+              f_.space.str();
       else if (facts.viewed) why = "a view the caller holds shares the buffer";
       else if (reads_only_in_place(root, target, why) && acceptable(root, target, why)) {
         u.in_place = true;
@@ -385,12 +395,17 @@ class planner {
     }
     if (n.kind == node_kind::input) {
       if (p_.slots[static_cast<std::size_t>(slot)].kind != slot_kind::temporary) return;
+      const auto in = static_cast<std::size_t>(n.leaf);
       step_info s;
-      s.kind = step_kind::convert;
+      s.kind = uploaded(in) ? step_kind::upload : step_kind::convert;
       s.node = node;
       s.dest = slot;
-      s.reads = {p_.input_slot[static_cast<std::size_t>(n.leaf)]};
-      s.label = "convert input '" + g_.inputs[static_cast<std::size_t>(n.leaf)].name + "' to " + std::string(name(n.type));
+      s.reads = {p_.input_slot[in]};
+      if (s.kind == step_kind::upload)
+        s.label = "copy input '" + g_.inputs[in].name + "' to " + f_.space.str() +
+                  (f_.inputs[in].source != n.type ? " as " + std::string(name(n.type)) : std::string());
+      else
+        s.label = "convert input '" + g_.inputs[in].name + "' to " + std::string(name(n.type));
       s.bytes = group_bytes(s.reads) + static_cast<double>(p_.slots[static_cast<std::size_t>(slot)].bytes);
       producer_[static_cast<std::size_t>(slot)] = emit(std::move(s));
     } else if (n.kind == node_kind::reduce) {
@@ -495,7 +510,7 @@ class planner {
     std::vector<int> plain;
     for (std::size_t k = 0; k < g_.outputs.size(); ++k)
       if (!g_.outputs[k].candidate) plain.push_back(static_cast<int>(k));
-    bool one_shape = plain.size() > 1 && g_.multi_output_kernel != nullptr;
+    bool one_shape = plain.size() > 1 && g_.multi_output_kernel[static_cast<std::size_t>(f_.backend)] != nullptr;
     for (int k : plain) one_shape = one_shape && p_.outputs[static_cast<std::size_t>(k)].shape == p_.outputs[static_cast<std::size_t>(plain[0])].shape;
     if (one_shape) {
       step_info s;

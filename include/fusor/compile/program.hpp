@@ -8,6 +8,10 @@
 // shared variables' current buffers, the arena's temporaries. `run` executes
 // the kernel steps in order. Outputs and spare buffers are the typed caller's
 // to provide (it owns their C++ types); installs and transfers are its commit.
+//
+// The program does not know backends: it is given, when it is made, the
+// function that prepares a plan's steps for the backend of its memory space
+// (the host's, or a device's), and it keeps its arena in that space.
 #pragma once
 
 #include <algorithm>
@@ -24,14 +28,41 @@
 
 namespace fusor {
 
-template <class Backend>
+/// A plan's steps, prepared by a backend.
+class prepared_plan {
+ public:
+  virtual ~prepared_plan() = default;
+  /// Runs kernel step i (not an install or a transfer: those are the commit's).
+  virtual void run(std::size_t i, void* const* slots) = 0;
+};
+
+/// What a backend gives a program: how to prepare a plan's steps.
+using prepare_plan_fn = std::unique_ptr<prepared_plan> (*)(const graph&, const plan&);
+
 class program {
  public:
   /// A plan and its steps prepared for the backend.
   struct entry {
     fusor::plan plan;
-    typename Backend::state kernels;
+    std::unique_ptr<prepared_plan> kernels;
+    std::vector<bool> runs;  ///< per step: whether it runs a kernel
   };
+
+  program() = default;
+  program(backend_id backend, memory_space space, prepare_plan_fn prepare)
+      : backend_(backend), space_(space), prepare_(prepare) {}
+
+  /// Runs the program on the backend of `space` from now on (before any plan
+  /// is built: plans are made for one backend).
+  void target(backend_id backend, memory_space space, prepare_plan_fn prepare) {
+    backend_ = backend;
+    space_ = space;
+    prepare_ = prepare;
+    cache_.clear();
+  }
+
+  backend_id backend() const noexcept { return backend_; }
+  const memory_space& space() const noexcept { return space_; }
 
   /// How many plans are kept (different shapes, dtypes or aliasing).
   static constexpr std::size_t max_plans = 4;
@@ -50,7 +81,9 @@ class program {
       }
     auto e = std::make_unique<entry>();
     e->plan = make_plan(graph_, facts);
-    e->kernels.prepare(graph_, e->plan);
+    e->kernels = prepare_(graph_, e->plan);
+    for (const step_info& s : e->plan.steps)
+      e->runs.push_back(s.kind != step_kind::install && s.kind != step_kind::transfer);
     if (cache_.size() == max_plans) cache_.pop_back();
     cache_.insert(cache_.begin(), std::move(e));
     ++plans_built_;
@@ -64,8 +97,9 @@ class program {
   /// plan needs more (may throw bad_alloc: before anything is written).
   void bind_slots(const entry& e, const call_facts& facts) {
     const fusor::plan& p = e.plan;
-    if (arena_.bytes() < p.arena_bytes) {
-      arena_ = buffer::allocate(p.arena_bytes);
+    if (arena_.bytes() < p.arena_bytes || arena_.space() != p.space) {
+      arena_ = buffer();  // the old arena goes first: it may be most of a device's memory
+      arena_ = buffer::allocate(p.arena_bytes, p.space);
       ++arena_allocations_;
     }
     slots_.resize(p.slots.size());
@@ -94,14 +128,14 @@ class program {
   void run(entry& e, profile_report* profile, Before&& before) {
     const auto& steps = e.plan.steps;
     for (std::size_t i = 0; i < steps.size(); ++i) {
-      if (!e.kernels.runs(i)) continue;
+      if (!e.runs[i]) continue;
       before(steps[i]);
       if (!profile) {
-        e.kernels.run(i, slots_.data());
+        e.kernels->run(i, slots_.data());
         continue;
       }
       const auto t0 = std::chrono::steady_clock::now();
-      e.kernels.run(i, slots_.data());
+      e.kernels->run(i, slots_.data());
       profile->record(steps[i].label,
                       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), steps[i].bytes);
     }
@@ -114,6 +148,9 @@ class program {
   void release_arena() noexcept { arena_ = buffer(); }
 
  private:
+  backend_id backend_ = backend_id::host;
+  memory_space space_ = host;
+  prepare_plan_fn prepare_ = nullptr;
   fusor::graph graph_;
   std::vector<std::unique_ptr<entry>> cache_;
   buffer arena_;

@@ -99,6 +99,7 @@ struct binding {
   dtype source_dtype;
   dims shape;
   const void* data;
+  memory_space space = host;  ///< where `data` is (a fusor::array may be on a device)
 };
 
 template <class T, int N>
@@ -108,7 +109,7 @@ binding<T, N> input<T, N>::operator=(const V& value) const {
   using C = shared_constructor<V>;
   static_assert(C::rank == dynamic_rank || C::rank == N,
                 "fusor: the value bound to an input has a different static rank than the input");
-  return binding<T, N>{*this, dtype_of<typename C::element_type>, C::shape(value), C::data(value)};
+  return binding<T, N>{*this, dtype_of<typename C::element_type>, C::shape(value), C::data(value), space_of(value)};
 }
 
 /// A shared variable as a leaf: the expression holds the handle (by value), and

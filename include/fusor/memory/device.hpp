@@ -24,6 +24,7 @@
 #include <cstring>
 #include <string>
 
+#include "fusor/core/dtype.hpp"
 #include "fusor/core/errors.hpp"
 #include "fusor/memory/space.hpp"
 
@@ -74,6 +75,22 @@ class device_runtime {
   /// The stream fusor orders its work on for `device` (opaque here: a
   /// cudaStream_t for CUDA, null for the emulation).
   virtual void* stream(int device) = 0;
+
+  /// C[m x k] = op(A) * op(B) on the device, all contiguous row-major, of
+  /// element type `type`; `trans_a`: A is stored as its n x m transpose
+  /// (likewise B). Integers wrap, as on the host. (cuBLAS for float and
+  /// double on CUDA.)
+  virtual void matmul(int device, dtype type, const void* a, const void* b, void* c, std::size_t m, std::size_t n,
+                      std::size_t k, bool trans_a, bool trans_b) = 0;
+
+  /// The emulation runs device kernels as host code: fn(context) with the
+  /// device's memory open to it. A real device has no such thing.
+  virtual void run_on_host(int device, void (*fn)(void*), void* context) {
+    (void)device;
+    (void)fn;
+    (void)context;
+    throw error("fusor: internal error: a host-emulated kernel was sent to a real device");
+  }
 };
 
 namespace detail {

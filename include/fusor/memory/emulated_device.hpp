@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "fusor/core/wrapping.hpp"
 #include "fusor/memory/device.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -138,6 +139,34 @@ class emulated_runtime final : public device_runtime {
   }
 
   void* stream(int) override { return nullptr; }
+
+  void matmul(int device, dtype type, const void* a, const void* b, void* c, std::size_t m, std::size_t n,
+              std::size_t k, bool trans_a, bool trans_b) override {
+    run(device, [&] {
+      visit(type, [&](auto zero) {
+        using E = decltype(zero);
+        const E* A = static_cast<const E*>(a);
+        const E* B = static_cast<const E*>(b);
+        E* C = static_cast<E*>(c);
+        for (std::size_t i = 0; i < m; ++i)
+          for (std::size_t j = 0; j < k; ++j) {
+            E acc = E(0);
+            for (std::size_t p = 0; p < n; ++p) {
+              const E x = trans_a ? A[p * m + i] : A[i * n + p];
+              const E y = trans_b ? B[j * n + p] : B[p * k + j];
+              if constexpr (wrapping::wraps<E>) acc = wrapping::add(acc, wrapping::mul(x, y));
+              else if constexpr (std::is_same_v<E, bool>) acc = acc || (x && y);
+              else acc = static_cast<E>(acc + x * y);
+            }
+            C[i * k + j] = acc;
+          }
+      });
+    });
+  }
+
+  void run_on_host(int device, void (*fn)(void*), void* context) override {
+    run(device, [&] { fn(context); });
+  }
 
   /// Runs `kernel()` on the host with every live allocation of `device`
   /// readable and writable: how the emulation executes device kernels.

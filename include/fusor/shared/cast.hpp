@@ -21,7 +21,7 @@ namespace fusor {
 /// NaN or a value outside int64 becomes 0. (C++ leaves a float-to-integer
 /// conversion out of range undefined; these are all defined.)
 template <element Dst, element Src>
-constexpr Dst convert_element(Src v) noexcept {
+FUSOR_HD constexpr Dst convert_element(Src v) noexcept {
   if constexpr (std::is_same_v<Dst, bool>) {
     return v != Src(0);
   } else if constexpr (std::is_floating_point_v<Src> && std::is_integral_v<Dst>) {

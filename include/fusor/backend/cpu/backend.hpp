@@ -8,10 +8,13 @@
 #include <vector>
 
 #include "fusor/backend/cpu/kernels.hpp"
+#include "fusor/compile/program.hpp"
 
 namespace fusor::cpu {
 
 struct backend {
+  static constexpr backend_id id = backend_id::host;
+
   /// The kernel node type X compiles to for role R.
   template <kernel_role R, class X>
   static const void* kernel() {
@@ -45,19 +48,23 @@ struct backend {
     static std::unique_ptr<prepared_step> prepare_one(const graph& g, const plan& p, const step_info& s) {
       const kernel_entry* k = nullptr;
       auto of = [&](kernel_role r) {
-        return static_cast<const kernel_entry*>(g[s.node].kernels[static_cast<std::size_t>(r)]);
+        return static_cast<const kernel_entry*>(g[s.node].kernel(id, r));
       };
       switch (s.kind) {
         case step_kind::check: k = of(kernel_role::check); break;
         case step_kind::convert:
-          k = static_cast<const kernel_entry*>(g.inputs[static_cast<std::size_t>(g[s.node].leaf)].convert);
+        case step_kind::upload:
+          k = static_cast<const kernel_entry*>(
+              g.inputs[static_cast<std::size_t>(g[s.node].leaf)].convert[static_cast<std::size_t>(id)]);
           break;
         case step_kind::reduce: k = of(kernel_role::reduce); break;
         case step_kind::dot: k = of(kernel_role::dot); break;
         case step_kind::materialize:
         case step_kind::output:
         case step_kind::update: k = of(kernel_role::group); break;
-        case step_kind::outputs: k = static_cast<const kernel_entry*>(g.multi_output_kernel); break;
+        case step_kind::outputs:
+          k = static_cast<const kernel_entry*>(g.multi_output_kernel[static_cast<std::size_t>(id)]);
+          break;
         case step_kind::install:
         case step_kind::transfer: return nullptr;
       }
@@ -69,6 +76,17 @@ struct backend {
 
     std::vector<std::unique_ptr<prepared_step>> steps_;
   };
+
+  /// A program's view of a prepared plan.
+  struct prepared final : prepared_plan {
+    state steps;
+    void run(std::size_t i, void* const* slots) override { steps.run(i, slots); }
+  };
+  static std::unique_ptr<prepared_plan> prepare_plan(const graph& g, const plan& p) {
+    auto r = std::make_unique<prepared>();
+    r->steps.prepare(g, p);
+    return r;
+  }
 };
 
 }  // namespace fusor::cpu

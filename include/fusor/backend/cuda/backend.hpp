@@ -1,0 +1,113 @@
+// fusor/backend/cuda/backend.hpp — the device backend as the planner sees it:
+// the same four names as the host's (`kernel`, `convert_kernel`,
+// `multi_kernel`, `state`), so that a device runs the plans the host runs.
+// Portable: g++ compiles it; the CUDA kernels it launches are registered by
+// units nvcc compiles (fusor/gpu/instantiate.cuh), and the emulated device
+// runs host loops instead.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fusor/backend/cuda/kernels.hpp"
+#include "fusor/compile/program.hpp"
+
+namespace fusor::gpu {
+
+struct backend {
+  static constexpr backend_id id = backend_id::device;
+
+  /// The kernel node type X compiles to for role R.
+  template <kernel_role R, class X>
+  static const void* kernel() {
+    if constexpr (R == kernel_role::group) return &group_kernel<X>::entry;
+    else if constexpr (R == kernel_role::reduce) return &reduce_kernel<X>::entry;
+    else if constexpr (R == kernel_role::dot) return &dot_kernel<X>::entry;
+    else return &check_kernel<X>::entry;
+  }
+  template <element T>
+  static const void* convert_kernel() {
+    return &upload_kernel<T>::entry;
+  }
+  /// No multi-output pass on a device (yet): each output is its own kernel.
+  template <class... Xs>
+  static const void* multi_kernel() {
+    return nullptr;
+  }
+
+  /// Every CUDA launcher `g` needs that this program lacks, as the texts of
+  /// their nodes (empty when all are there).
+  static std::vector<std::string> missing_kernels(const graph& g) {
+    std::vector<std::string> out;
+    for (const graph_node& n : g.nodes)
+      for (std::size_t r = 0; r < static_cast<std::size_t>(kernel_role::count); ++r)
+        if (const auto* k = static_cast<const kernel_entry*>(n.kernels[static_cast<std::size_t>(id)][r]))
+          if (k->missing()) {
+            out.push_back(n.text);
+            break;
+          }
+    return out;
+  }
+
+  /// The steps of one plan, prepared for its device.
+  class state {
+   public:
+    void prepare(const graph& g, const plan& p) {
+      ctx_ = context{};
+      ctx_.space = p.space;
+      ctx_.runtime = &device_runtime_for(p.space);
+      ctx_.device = p.space.device;
+      ctx_.emulated = ctx_.runtime->emulated();
+      ctx_.stream = ctx_.runtime->stream(ctx_.device);
+      steps_.clear();
+      steps_.reserve(p.steps.size());
+      for (const step_info& s : p.steps) steps_.push_back(prepare_one(g, p, s));
+    }
+    bool runs(std::size_t i) const noexcept { return steps_[i] != nullptr; }
+    void run(std::size_t i, void* const* slots) { steps_[i]->run(slots, ctx_); }
+    const context& where() const noexcept { return ctx_; }
+
+   private:
+    std::unique_ptr<prepared_step> prepare_one(const graph& g, const plan& p, const step_info& s) const {
+      const kernel_entry* k = nullptr;
+      auto of = [&](kernel_role r) { return static_cast<const kernel_entry*>(g[s.node].kernel(id, r)); };
+      switch (s.kind) {
+        case step_kind::check: k = of(kernel_role::check); break;
+        case step_kind::convert:
+        case step_kind::upload:
+          k = static_cast<const kernel_entry*>(
+              g.inputs[static_cast<std::size_t>(g[s.node].leaf)].convert[static_cast<std::size_t>(id)]);
+          break;
+        case step_kind::reduce: k = of(kernel_role::reduce); break;
+        case step_kind::dot: k = of(kernel_role::dot); break;
+        case step_kind::materialize:
+        case step_kind::output:
+        case step_kind::update: k = of(kernel_role::group); break;
+        case step_kind::outputs: break;
+        case step_kind::install:
+        case step_kind::transfer: return nullptr;
+      }
+      if (!k)
+        throw error("fusor: internal error: no device kernel for step '" + s.label +
+                    "' (the graph builder did not compile one for this node)");
+      return k->prepare(g, p, s, ctx_);
+    }
+
+    context ctx_;
+    std::vector<std::unique_ptr<prepared_step>> steps_;
+  };
+
+  /// A program's view of a prepared plan.
+  struct prepared final : prepared_plan {
+    state steps;
+    void run(std::size_t i, void* const* slots) override { steps.run(i, slots); }
+  };
+  static std::unique_ptr<prepared_plan> prepare_plan(const graph& g, const plan& p) {
+    auto r = std::make_unique<prepared>();
+    r->steps.prepare(g, p);
+    return r;
+  }
+};
+
+}  // namespace fusor::gpu

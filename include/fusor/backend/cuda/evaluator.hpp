@@ -1,0 +1,305 @@
+// fusor/backend/cuda/evaluator.hpp — the device lowering of expressions: the
+// same nodes and the same functors as the host's evaluators, in a form a CUDA
+// kernel can take as a parameter.
+//
+// A device evaluator is an aggregate: trivially copyable (kernel parameters
+// are copied bytewise), index-addressed (a thread asks for element i; there is
+// no cursor to move), FUSOR_HD throughout, and identical in g++ and nvcc units
+// (no member depends on __CUDACC__). Three ways to read element i of the
+// collapsed iteration space:
+//   dense(i)            every leaf is contiguous along the one merged axis or
+//                       broadcast (its stride is 1 or 0): offset i * stride;
+//   strided(idx)        the general case: the multi-index of i, a dot product
+//                       with each leaf's strides;
+//   values<Offset>(v)   from the values of the leaves, handed in a tuple in
+//                       leaf order: the form CUB's DeviceTransform calls on
+//                       contiguous inputs.
+// The emulated device runs the same evaluators in host loops, so the lowering
+// (broadcasting, collapsing, strides, casts) is tested on every CI machine.
+#pragma once
+
+#include <cstddef>
+#include <cstring>
+#include <type_traits>
+#include <utility>
+
+#include "fusor/backend/cuda/tuple.hpp"
+#include "fusor/compile/graph.hpp"
+#include "fusor/compile/plan.hpp"
+#include "fusor/core/collapse.hpp"
+#include "fusor/expr/elementwise.hpp"
+#include "fusor/shared/cast.hpp"
+
+namespace fusor::gpu {
+
+/// A strided view of memory: the lowered form of every value read from
+/// memory (inputs, shared variables, temporaries, transposed views).
+template <class E>
+struct leaf {
+  using value_type = E;
+  static constexpr std::size_t leaves = 1;
+
+  const E* data;
+  int slot;
+  index_t strides[max_rank];  ///< element strides along the (collapsed) iteration axes
+
+  FUSOR_INLINE E dense(index_t i) const { return data[i * strides[0]]; }
+  FUSOR_INLINE E strided(const index_t* idx, int rank) const {
+    index_t offset = 0;
+    for (int d = 0; d < rank; ++d) offset += idx[d] * strides[d];
+    return data[offset];
+  }
+  template <std::size_t Offset, class Values>
+  FUSOR_INLINE E values(const Values& v) const {
+    return get<Offset>(v);
+  }
+};
+
+/// A constant, converted once to the type it is used at.
+template <class E>
+struct scalar {
+  using value_type = E;
+  static constexpr std::size_t leaves = 0;
+  E value;
+  FUSOR_INLINE E dense(index_t) const { return value; }
+  FUSOR_INLINE E strided(const index_t*, int) const { return value; }
+  template <std::size_t Offset, class Values>
+  FUSOR_INLINE E values(const Values&) const {
+    return value;
+  }
+};
+
+template <class F, class R, class Casts, class... Children>
+struct map;
+
+template <class F, class R, class... Casts, class... Children>
+struct map<F, R, type_list<Casts...>, Children...> {
+  using value_type = R;
+  static constexpr std::size_t leaves = (Children::leaves + ... + 0);
+
+  tuple<Children...> children;
+
+  FUSOR_INLINE R dense(index_t i) const { return dense_(i, std::index_sequence_for<Children...>{}); }
+  FUSOR_INLINE R strided(const index_t* idx, int rank) const {
+    return strided_(idx, rank, std::index_sequence_for<Children...>{});
+  }
+  template <std::size_t Offset, class Values>
+  FUSOR_INLINE R values(const Values& v) const {
+    return values_<Offset>(v, std::index_sequence_for<Children...>{});
+  }
+
+ private:
+  /// Leaves before child K: where child K's leaves start in leaf order.
+  template <std::size_t K>
+  static constexpr std::size_t leaves_before() {
+    constexpr std::size_t counts[] = {Children::leaves..., 0};
+    std::size_t n = 0;
+    for (std::size_t j = 0; j < K; ++j) n += counts[j];
+    return n;
+  }
+  template <std::size_t... K>
+  FUSOR_INLINE R dense_(index_t i, std::index_sequence<K...>) const {
+    return static_cast<R>(F{}(convert_element<Casts>(get<K>(children).dense(i))...));
+  }
+  template <std::size_t... K>
+  FUSOR_INLINE R strided_(const index_t* idx, int rank, std::index_sequence<K...>) const {
+    return static_cast<R>(F{}(convert_element<Casts>(get<K>(children).strided(idx, rank))...));
+  }
+  template <std::size_t Offset, class Values, std::size_t... K>
+  FUSOR_INLINE R values_(const Values& v, std::index_sequence<K...>) const {
+    return static_cast<R>(
+        F{}(convert_element<Casts>(get<K>(children).template values<Offset + leaves_before<K>()>(v))...));
+  }
+};
+
+template <class T, class Child>
+struct cast {
+  using value_type = T;
+  static constexpr std::size_t leaves = Child::leaves;
+  Child child;
+  FUSOR_INLINE T dense(index_t i) const { return convert_element<T>(child.dense(i)); }
+  FUSOR_INLINE T strided(const index_t* idx, int rank) const { return convert_element<T>(child.strided(idx, rank)); }
+  template <std::size_t Offset, class Values>
+  FUSOR_INLINE T values(const Values& v) const {
+    return convert_element<T>(child.template values<Offset>(v));
+  }
+};
+
+// ---------------------------------------------------------------- types
+
+/// The device evaluator type of a node type: fused nodes (map, cast,
+/// constants) become evaluator nodes, everything else a leaf reading its slot.
+template <class X>
+struct evaluator_of {
+  using type = leaf<value_type_t<X>>;
+};
+template <element E>
+struct evaluator_of<constant<E>> {
+  using type = scalar<E>;
+};
+template <class F, class R, class... C, class... A>
+struct evaluator_of<map_node<F, R, type_list<C...>, A...>> {
+  using type = map<F, R, type_list<C...>, typename evaluator_of<A>::type...>;
+};
+template <element T, class A>
+struct evaluator_of<cast_node<T, A>> {
+  using type = cast<T, typename evaluator_of<A>::type>;
+};
+template <class X>
+using evaluator_t = typename evaluator_of<X>::type;
+
+/// The element types of an evaluator's leaves, in leaf order (the inputs of
+/// a DeviceTransform call).
+template <class... L>
+struct leaf_types {};
+template <class A, class B>
+struct concat;
+template <class... A, class... B>
+struct concat<leaf_types<A...>, leaf_types<B...>> {
+  using type = leaf_types<A..., B...>;
+};
+template <class Ev>
+struct leaf_types_of {
+  using type = leaf_types<>;
+};
+template <class E>
+struct leaf_types_of<leaf<E>> {
+  using type = leaf_types<E>;
+};
+template <class F, class R, class Casts, class... C>
+struct leaf_types_of<map<F, R, Casts, C...>> {
+  using type = leaf_types<>;
+};
+template <class F, class R, class Casts, class C0, class... C>
+struct leaf_types_of<map<F, R, Casts, C0, C...>> {
+  using type = typename concat<typename leaf_types_of<C0>::type,
+                               typename leaf_types_of<map<F, R, Casts, C...>>::type>::type;
+};
+template <class T, class C>
+struct leaf_types_of<cast<T, C>> {
+  using type = typename leaf_types_of<C>::type;
+};
+
+// ---------------------------------------------------------------- lowering
+
+/// Visits every array leaf of an evaluator (host side: filling, binding).
+template <class E, class G>
+void for_each_leaf(leaf<E>& l, G&& g) {
+  g(l);
+}
+template <class E, class G>
+void for_each_leaf(scalar<E>&, G&&) {}
+template <class F, class R, class Casts, class... C, class G>
+void for_each_leaf(map<F, R, Casts, C...>& m, G&& g) {
+  [&]<std::size_t... K>(std::index_sequence<K...>) { (for_each_leaf(get<K>(m.children), g), ...); }(
+      std::index_sequence_for<C...>{});
+}
+template <class T, class C, class G>
+void for_each_leaf(cast<T, C>& c, G&& g) {
+  for_each_leaf(c.child, g);
+}
+
+/// The strides of every leaf as the host lowering needs them while filling:
+/// the view's own shape and strides, then against the output.
+struct leaf_view {
+  dims shape;
+  std::array<index_t, max_rank> strides{};
+};
+
+/// Fills the device evaluator of node `node` (of C++ type X) for a plan: each
+/// leaf's slot and its strides against `out` (right-aligned broadcasting:
+/// missing or length-1 axes get stride 0), in leaf order into `views`.
+struct evaluator_builder {
+  const graph& g;
+  const plan& p;
+  const dims& out;
+
+  template <class X, class E>
+  void fill(std::type_identity<X>, leaf<E>& l, int node) const {
+    const node_value& v = p.values[static_cast<std::size_t>(node)];
+    l.data = nullptr;
+    l.slot = v.slot;
+    const std::size_t r = out.rank(), lr = v.shape.rank();
+    for (std::size_t d = 0; d < max_rank; ++d) l.strides[d] = 0;
+    for (std::size_t d = 0; d < r; ++d)
+      if (d >= r - lr) {
+        const std::size_t ld = d - (r - lr);
+        l.strides[d] = v.shape[ld] == 1 ? 0 : v.strides[ld];
+      }
+  }
+  template <element E>
+  void fill(std::type_identity<constant<E>>, scalar<E>& l, int node) const {
+    std::memcpy(&l.value, &g.constants[static_cast<std::size_t>(g[node].leaf)].bits, sizeof(E));
+  }
+  template <class F, class R, class... C, class... A, class Ev>
+  void fill(std::type_identity<map_node<F, R, type_list<C...>, A...>>, Ev& ev, int node) const {
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+      (fill(std::type_identity<A>{}, get<K>(ev.children), g[node].child[K]), ...);
+    }(std::index_sequence_for<A...>{});
+  }
+  template <element T, class A, class Ev>
+  void fill(std::type_identity<cast_node<T, A>>, Ev& ev, int node) const {
+    fill(std::type_identity<A>{}, ev.child, g[node].child[0]);
+  }
+};
+
+/// The collapsed iteration space of an elementwise step over a contiguous
+/// destination: its rank and extents, and whether every leaf reads densely.
+struct ew_space {
+  int rank = 1;
+  index_t n = 0;
+  index_t extent[max_rank]{};
+  bool dense = false;
+};
+
+/// Collapses an evaluator filled against `out` (and the contiguous
+/// destination) into the iteration space its kernel walks.
+template <class Ev>
+ew_space collapse_group(const dims& out, Ev& ev) {
+  constexpr std::size_t k = Ev::leaves + 1;
+  std::array<std::array<index_t, max_rank>, k> strides{};
+  std::array<std::array<index_t, max_rank>*, k> arrays{};
+  strides[0] = c_strides(out);
+  std::size_t j = 1;
+  for_each_leaf(ev, [&](auto& l) {
+    for (std::size_t d = 0; d < max_rank; ++d) strides[j][d] = l.strides[d];
+    ++j;
+  });
+  for (std::size_t a = 0; a < k; ++a) arrays[a] = &strides[a];
+  const loop_space s = collapse(out, arrays);
+  ew_space e;
+  e.rank = static_cast<int>(s.rank);
+  e.n = static_cast<index_t>(out.elements());
+  for (std::size_t d = 0; d < s.rank; ++d) e.extent[d] = static_cast<index_t>(s.extent[d]);
+  e.dense = s.rank == 1;
+  j = 1;
+  for_each_leaf(ev, [&](auto& l) {
+    for (std::size_t d = 0; d < max_rank; ++d) l.strides[d] = d < s.rank ? strides[j][d] : 0;
+    if (s.rank != 1 || (l.strides[0] != 0 && l.strides[0] != 1)) e.dense = false;
+    ++j;
+  });
+  return e;
+}
+
+/// Element i of a group: dense, or through its multi-index.
+template <class Ev>
+FUSOR_INLINE typename Ev::value_type element_at(const Ev& ev, const ew_space& s, index_t i) {
+  if (s.dense) return ev.dense(i);
+  index_t idx[max_rank];
+  for (int d = s.rank - 1; d >= 0; --d) {
+    idx[d] = i % s.extent[d];
+    i /= s.extent[d];
+  }
+  return ev.strided(idx, s.rank);
+}
+
+/// Points every leaf at its slot's memory for this call.
+template <class Ev>
+void bind(Ev& ev, void* const* slots) noexcept {
+  for_each_leaf(ev, [&](auto& l) {
+    using E = typename std::remove_reference_t<decltype(l)>::value_type;
+    l.data = static_cast<const E*>(slots[l.slot]);
+  });
+}
+
+}  // namespace fusor::gpu

@@ -1,0 +1,346 @@
+// fusor/backend/cuda/kernels.hpp — the device backend's kernels: how the steps
+// of a plan run on a device.
+//
+// As on the host, each step is prepared once per plan: its device evaluator is
+// filled from the node's C++ type and the plan's views, its iteration space
+// collapsed, and its launcher chosen — the CUDA one registered for the
+// evaluator's type, or the emulation's host loop. A call binds the leaves'
+// device pointers from the slot table and enqueues the kernel on the device's
+// stream: nothing is allocated, nothing decided, nothing waited for (except
+// where the host needs an answer: an exponent check, a copy back).
+#pragma once
+
+#include <limits>
+#include <memory>
+#include <tuple>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "fusor/backend/cuda/launch.hpp"
+#include "fusor/compile/shapes.hpp"
+#include "fusor/memory/array.hpp"
+#include "fusor/memory/device.hpp"
+
+namespace fusor::gpu {
+
+/// Where a plan's steps run.
+struct context {
+  device_runtime* runtime = nullptr;
+  int device = 0;
+  void* stream = nullptr;
+  bool emulated = false;
+  memory_space space = host;
+};
+
+class prepared_step {
+ public:
+  virtual ~prepared_step() = default;
+  virtual void run(void* const* slots, const context& ctx) = 0;
+};
+
+using prepare_fn = std::unique_ptr<prepared_step> (*)(const graph&, const plan&, const step_info&, const context&);
+
+/// What graph_node::kernels points at, for the device backend: how to prepare
+/// a step, and whether its CUDA launchers are in this program.
+struct kernel_entry {
+  prepare_fn prepare = nullptr;
+  /// Null when every CUDA launcher the node needs is registered; otherwise
+  /// the key of the first missing one.
+  const char* (*missing)() = nullptr;
+};
+
+namespace detail {
+/// Runs a launcher: on the device's stream, or, emulated, as host code with
+/// the device's memory open to it.
+template <class Launcher, class... Args>
+void launch(const context& ctx, Launcher real, Launcher emulated, Args... args) {
+  if (!ctx.emulated) return real(args..., ctx.stream);
+  struct call {
+    Launcher fn;
+    std::tuple<Args...> args;
+    static void run(void* self) {
+      auto* c = static_cast<call*>(self);
+      std::apply([&](auto... a) { c->fn(a..., nullptr); }, c->args);
+    }
+  } c{emulated, std::tuple<Args...>(args...)};
+  ctx.runtime->run_on_host(ctx.device, &call::run, &c);
+}
+
+template <class Tag, class Launcher>
+Launcher require_launcher(const context& ctx, Launcher emulated, const std::string& what) {
+  if (ctx.emulated) return emulated;
+  if (Launcher real = find_launcher<Tag, Launcher>()) return real;
+  throw kernel_not_instantiated_error(
+      "fusor: no CUDA kernel was compiled into this program for " + what +
+      ". Name the function's (or the expression's) type in a .cu file of the program, compiled by nvcc: "
+      "#include <fusor/gpu/instantiate.cuh> and FUSOR_CUDA_INSTANTIATE(its type); see the README, 'GPU'");
+}
+
+template <class E>
+E* slot_as(void* const* slots, int s) noexcept {
+  return static_cast<E*>(slots[s]);
+}
+}  // namespace detail
+
+// ---------------------------------------------------------------- group (fused elementwise)
+
+template <class X>
+struct group_kernel {
+  using Ev = evaluator_t<X>;
+  using E = value_type_t<X>;
+  using tag = group_tag<E, Ev>;
+
+  struct step final : prepared_step {
+    Ev ev{};
+    ew_space space;
+    int dest = -1;
+    group_launcher launcher = nullptr;
+    void run(void* const* slots, const context& ctx) override {
+      if (space.n == 0) return;
+      bind(ev, slots);
+      detail::launch<group_launcher>(ctx, launcher, &emulated_group<E, Ev>, static_cast<const void*>(&ev),
+                                     slots[dest], static_cast<const ew_space&>(space));
+    }
+  };
+
+  static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s,
+                                                const context& ctx) {
+    auto st = std::make_unique<step>();
+    const dims& shape = p.shapes[static_cast<std::size_t>(s.node)];
+    evaluator_builder{g, p, shape}.fill(std::type_identity<X>{}, st->ev, s.node);
+    st->space = collapse_group(shape, st->ev);
+    st->dest = s.dest;
+    st->launcher = detail::require_launcher<tag>(ctx, &emulated_group<E, Ev>, "'" + g[s.node].text + "'");
+    return st;
+  }
+  static const char* missing() { return find_launcher<tag, group_launcher>() ? nullptr : launcher_key<tag>(); }
+  static constexpr kernel_entry entry{&prepare, &missing};
+};
+
+// ---------------------------------------------------------------- reductions
+
+template <class X>
+struct reduce_kernel;
+
+template <class Op, class A, int Rank>
+struct reduce_kernel<reduce_node<Op, A, Rank>> {
+  using Ev = evaluator_t<A>;
+  using R = typename reduce_node<Op, A, Rank>::value_type;
+  static constexpr bool is_arg = std::is_same_v<Op, red::argmax> || std::is_same_v<Op, red::argmin>;
+  // The accumulator's type: arg reductions compare operand values.
+  using Acc = std::conditional_t<is_arg, typename Ev::value_type, R>;
+  using tag = reduce_tag<Op, Acc, Ev>;
+
+  struct step final : prepared_step {
+    Ev ev{};
+    red_space space;
+    int dest = -1;
+    reduce_launcher launcher = nullptr;
+    std::string what;
+    dims in;
+    std::unique_ptr<R[]> empty_values;  ///< a reduction of nothing: NaN or the identity, copied in
+    void run(void* const* slots, const context& ctx) override {
+      if (space.nout == 0) return;
+      if (space.nred == 0) {
+        if constexpr (is_arg) {
+          throw value_error(what + ": attempt to get " + Op::name + " of an empty sequence (shape " + in.str() + ")");
+        } else {
+          if constexpr (Op::needs_elements) {
+            throw value_error(what + ": zero-size reduction has no identity (shape " + in.str() + ")");
+          } else {
+            copy_bytes(slots[dest], ctx.space, empty_values.get(), host,
+                       static_cast<std::size_t>(space.nout) * sizeof(R));
+            return;
+          }
+        }
+      }
+      bind(ev, slots);
+      detail::launch<reduce_launcher>(ctx, launcher, &emulated_reduce<Op, Acc, Ev>, static_cast<const void*>(&ev),
+                                      slots[dest], static_cast<const red_space&>(space));
+    }
+  };
+
+  static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s,
+                                                const context& ctx) {
+    auto st = std::make_unique<step>();
+    const graph_node& n = g[s.node];
+    st->what = n.text;
+    st->in = p.shapes[static_cast<std::size_t>(n.child[0])];
+    std::uint32_t mask = fusor::detail::reduced_axes(n, st->in.rank());
+    if constexpr (is_arg) {
+      // One axis, or all of them (the flat position).
+      if (n.naxes == 0) mask = (st->in.rank() >= 32 ? ~0u : (1u << st->in.rank()) - 1u);
+    }
+    evaluator_builder{g, p, st->in}.fill(std::type_identity<A>{}, st->ev, n.child[0]);
+    st->space = layout_reduction(st->in, mask, st->ev, is_arg);
+    if (st->in.rank() == 0) {  // a scalar operand: one element, nothing to reduce
+      st->space.rank = 0;
+      st->space.nout = 1;
+      st->space.nred = 1;
+    }
+    st->dest = s.dest;
+    if constexpr (!is_arg) {
+      if (!Op::needs_elements && st->space.nred == 0) {
+        constexpr bool mean = std::is_same_v<Op, red::mean> || std::is_same_v<Op, red::nanmean>;
+        R fill = Op::template identity<R>();
+        if constexpr (mean && std::numeric_limits<R>::has_quiet_NaN) fill = std::numeric_limits<R>::quiet_NaN();
+        const auto count = static_cast<std::size_t>(st->space.nout);
+        st->empty_values = std::make_unique<R[]>(count);
+        for (std::size_t i = 0; i < count; ++i) st->empty_values[i] = fill;
+      }
+    }
+    st->launcher = detail::require_launcher<tag>(ctx, &emulated_reduce<Op, Acc, Ev>, "'" + n.text + "'");
+    return st;
+  }
+  static const char* missing() { return find_launcher<tag, reduce_launcher>() ? nullptr : launcher_key<tag>(); }
+  static constexpr kernel_entry entry{&prepare, &missing};
+};
+
+// ---------------------------------------------------------------- dot
+
+template <class X>
+struct dot_kernel {
+  using V = value_type_t<X>;
+
+  struct step final : prepared_step {
+    int a = -1, b = -1, dest = -1;
+    std::size_t m = 0, n = 0, k = 0;
+    bool trans_a = false, trans_b = false;
+    void run(void* const* slots, const context& ctx) override {
+      if (m == 0 || k == 0) return;
+      if (n == 0) {
+        ctx.runtime->zero(ctx.device, slots[dest], m * k * sizeof(V));
+        return;
+      }
+      ctx.runtime->matmul(ctx.device, dtype_of<V>, slots[a], slots[b], slots[dest], m, n, k, trans_a, trans_b);
+    }
+  };
+
+  static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s, const context&) {
+    auto st = std::make_unique<step>();
+    const graph_node& node = g[s.node];
+    const int ca = node.child[0], cb = node.child[1];
+    const dims& sa = p.shapes[static_cast<std::size_t>(ca)];
+    const dims& sb = p.shapes[static_cast<std::size_t>(cb)];
+    st->a = s.reads[0];
+    st->b = s.reads[1];
+    st->dest = s.dest;
+    auto transposed = [](const node_value& v, int read) { return v.slot == read && !v.contiguous(); };
+    st->trans_a = transposed(p.values[static_cast<std::size_t>(ca)], st->a);
+    st->trans_b = transposed(p.values[static_cast<std::size_t>(cb)], st->b);
+    st->m = sa.rank() == 2 ? sa[0] : 1;
+    st->n = sa[sa.rank() - 1];
+    st->k = sb.rank() == 2 ? sb[1] : 1;
+    return st;
+  }
+  static const char* missing() { return nullptr; }  // the runtime's own kernels
+  static constexpr kernel_entry entry{&prepare, &missing};
+};
+
+// ---------------------------------------------------------------- exponent checks
+
+/// An integer pow's exponent, reduced to its minimum on the device and read
+/// back: a negative one is refused before any step writes (NumPy refuses it).
+template <class X>
+struct check_kernel;
+
+template <class F, class R, class Casts, class Base, class Exponent>
+struct check_kernel<map_node<F, R, Casts, Base, Exponent>> {
+  using Ev = evaluator_t<Exponent>;
+  using T = typename Ev::value_type;
+  using tag = reduce_tag<red::min, T, Ev>;
+
+  struct step final : prepared_step {
+    Ev ev{};
+    red_space space;
+    array<T> lowest;  ///< one element of device memory
+    reduce_launcher launcher = nullptr;
+    std::string what;
+    void run(void* const* slots, const context& ctx) override {
+      T value{};
+      if constexpr (std::is_same_v<Ev, scalar<T>>) {
+        value = ev.value;
+      } else {
+        if (space.nred == 0) return;
+        bind(ev, slots);
+        detail::launch<reduce_launcher>(ctx, launcher, &emulated_reduce<red::min, T, Ev>,
+                                        static_cast<const void*>(&ev), static_cast<void*>(lowest.mutable_data()),
+                                        static_cast<const red_space&>(space));
+        copy_bytes(&value, host, lowest.data(), ctx.space, sizeof(T));
+      }
+      if (value < T(0))
+        throw value_error(what + ": integers to negative integer powers are not allowed (an exponent is " +
+                          std::to_string(value) + "), as in NumPy; compute in floating point instead, e.g. "
+                          "pow(cast<double>(base), exponent)");
+    }
+  };
+
+  static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s,
+                                                const context& ctx) {
+    auto st = std::make_unique<step>();
+    const graph_node& n = g[s.node];
+    st->what = n.text;
+    const dims& in = p.shapes[static_cast<std::size_t>(n.child[1])];
+    evaluator_builder{g, p, in}.fill(std::type_identity<Exponent>{}, st->ev, n.child[1]);
+    if constexpr (!std::is_same_v<Ev, scalar<T>>) {
+      const std::uint32_t all = in.rank() >= 32 ? ~0u : (1u << in.rank()) - 1u;
+      st->space = layout_reduction(in, all, st->ev, false);
+      if (in.rank() == 0) {
+        st->space.rank = 0;
+        st->space.nout = 1;
+        st->space.nred = 1;
+      }
+      st->lowest = array<T>::allocate(dims{1}, ctx.space);
+      st->launcher = detail::require_launcher<tag>(ctx, &emulated_reduce<red::min, T, Ev>, "'" + n.text + "'");
+    }
+    return st;
+  }
+  static const char* missing() {
+    if constexpr (std::is_same_v<Ev, scalar<T>>) return nullptr;
+    else return find_launcher<tag, reduce_launcher>() ? nullptr : launcher_key<tag>();
+  }
+  static constexpr kernel_entry entry{&prepare, &missing};
+};
+
+// ---------------------------------------------------------------- arguments
+
+/// A host argument copied to the device, converted to T on the way when it
+/// has another dtype (the casting checks were made when it was bound).
+template <element T>
+struct upload_kernel {
+  struct step final : prepared_step {
+    int from = -1, to = -1;
+    std::size_t n = 0;
+    dtype source{};
+    std::unique_ptr<T[]> staging;  ///< the converted values (another dtype only)
+    void run(void* const* slots, const context& ctx) override {
+      if (n == 0) return;
+      if (source == dtype_of<T>) {
+        copy_bytes(slots[to], ctx.space, slots[from], host, n * sizeof(T));
+        return;
+      }
+      visit(source, [&](auto zero) {
+        using S = decltype(zero);
+        const S* src = static_cast<const S*>(slots[from]);
+        for (std::size_t i = 0; i < n; ++i) staging[i] = convert_element<T>(src[i]);
+      });
+      copy_bytes(slots[to], ctx.space, staging.get(), host, n * sizeof(T));
+    }
+  };
+
+  static std::unique_ptr<prepared_step> prepare(const graph&, const plan& p, const step_info& s, const context&) {
+    auto st = std::make_unique<step>();
+    const slot_info& from = p.slots[static_cast<std::size_t>(s.reads[0])];
+    st->from = s.reads[0];
+    st->to = s.dest;
+    st->n = from.shape.elements();
+    st->source = from.type;
+    if (st->source != dtype_of<T>) st->staging = std::make_unique<T[]>(st->n);
+    return st;
+  }
+  static const char* missing() { return nullptr; }
+  static constexpr kernel_entry entry{&prepare, &missing};
+};
+
+}  // namespace fusor::gpu
