@@ -222,7 +222,7 @@ void assign(shared<T>& dest, X&& x, const B&... bindings) {
   auto& record = *dest.record();
   if constexpr (!std::is_same_v<R, E>) {
     // Another dtype: the variable's casting rules decide (R28), as set_value.
-    auto value = eval(expr, bindings...);
+    auto value = fusor::eval(expr, bindings...);
     const dims shape = [&] {
       if constexpr (rank_v<Expr> == 0) return dims{};
       else return dims::from(value.shape());

@@ -1,0 +1,368 @@
+// Compiled functions, eval and assign whose shared variables live on a device:
+// the same plans as on the host, run by the device backend. Every test body
+// runs once with host variables and once with device variables and compares
+// what comes out — values, and how updates were written — so the device path
+// is held to the host's behaviour. Run on an emulated device in every CI run,
+// and on a real one in the GPU suite.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "device_harness.hpp"
+
+using device_test::dev;
+using device_test::fixture;
+using device_test::host_values;
+
+namespace {
+
+const fusor::memory_space spaces[] = {fusor::host, dev};
+
+void check_close(const xt::xarray<double>& a, const xt::xarray<double>& b, double tol = 1e-12) {
+  REQUIRE(a.shape() == b.shape());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double x = static_cast<double>(a.data()[i]), y = static_cast<double>(b.data()[i]);
+    if (std::isnan(x) || std::isnan(y)) {
+      CHECK(std::isnan(x) == std::isnan(y));
+    } else {
+      CHECK(x == doctest::Approx(y).epsilon(tol));
+    }
+  }
+}
+
+xt::xarray<double> ramp(std::initializer_list<std::size_t> shape, double start = 0.5, double step = 0.25) {
+  xt::xarray<double> a = xt::xarray<double>::from_shape(shape);
+  for (std::size_t i = 0; i < a.size(); ++i) a.data()[i] = start + step * static_cast<double>(i % 13) - 0.1 * (i % 3);
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE_FIXTURE(fixture, "a fused elementwise function with broadcasting: every kind of output, on both spaces") {
+  const auto xv = ramp({3, 4});
+  xt::xarray<double> results[2][3];
+  for (int k = 0; k < 2; ++k) {
+    fusor::matrix<double> x{"x"};
+    auto W = fusor::shared(ramp({1, 4}, -1.0), {.name = "W", .space = spaces[k]});
+    auto y = 2.0 * x + fusor::exp(W) - fusor::sigmoid(x * W);
+    auto f = fusor::function(fusor::inputs(x), fusor::outputs(fusor::Out(y), fusor::Out(y * 3.0, fusor::borrow),
+                                                              fusor::Out(y - 1.0, fusor::internal_type)));
+    CHECK(f.space() == spaces[k]);
+    auto [plain, borrowed, internal] = f(xv);
+    CHECK(internal.space() == spaces[k]);
+    results[k][0] = plain;
+    results[k][1] = borrowed.xt();
+    results[k][2] = xt::adapt(host_values(internal), plain.shape());
+  }
+  for (int j = 0; j < 3; ++j) check_close(results[1][j], results[0][j]);
+}
+
+TEST_CASE_FIXTURE(fixture, "updates on a device: in place, through a temporary, swaps and ping-pong, as on the host") {
+  const auto gv = ramp({4, 4}, 0.1, 0.05);
+  for (int k = 0; k < 2; ++k) {
+    CAPTURE(spaces[k].str());
+    fusor::matrix<double> g{"g"};
+    auto W = fusor::shared(ramp({4, 4}), {.name = "W", .space = spaces[k]});
+    auto T = fusor::shared(ramp({4, 4}, 2.0), {.name = "T", .space = spaces[k]});
+    auto A = fusor::shared(ramp({3}, 1.0), {.name = "A", .space = spaces[k]});
+    auto B = fusor::shared(ramp({3}, 5.0), {.name = "B", .space = spaces[k]});
+    auto f = fusor::function(fusor::inputs(g), fusor::updates(fusor::update(W, W - 0.1 * g),
+                                                               fusor::update(T, fusor::transpose(T) + 1.0),
+                                                               fusor::update(A, B), fusor::update(B, A)));
+    const auto* w_before = W.get_value(fusor::borrow, fusor::internal_type).data();
+    f(gv);
+    CHECK(f.update_was_in_place(0));       // every read at the index written
+    CHECK(!f.update_was_in_place(1));      // a transposed read: through the spare buffer
+    CHECK(f.update_was_transfer(2));       // {A: B, B: A}: buffers swapped, no data moved
+    CHECK(W.get_value(fusor::borrow, fusor::internal_type).data() == w_before);
+    check_close(W.get_value(), ramp({4, 4}) - 0.1 * gv);
+    check_close(T.get_value(), xt::transpose(ramp({4, 4}, 2.0)) + 1.0);
+    check_close(A.get_value(), ramp({3}, 5.0));
+    check_close(B.get_value(), ramp({3}, 1.0));
+    // Ping-pong: the second call writes T into the buffer T held before.
+    const auto* t_first = T.get_value(fusor::borrow, fusor::internal_type).data();
+    f(gv);
+    f(gv);
+    CHECK(T.get_value(fusor::borrow, fusor::internal_type).data() == t_first);
+    check_close(W.get_value(), ramp({4, 4}) - 0.3 * gv, 1e-10);
+  }
+}
+
+TEST_CASE_FIXTURE(fixture, "a view you hold keeps a device update out of its buffer") {
+  auto W = fusor::shared(ramp({5}), {.name = "W", .space = dev});
+  auto f = fusor::function(fusor::inputs(), fusor::updates(fusor::update(W, W * 2.0)));
+  const auto held = W.get_value(fusor::borrow, fusor::internal_type);
+  f();
+  CHECK(!f.update_was_in_place(0));
+  check_close(xt::adapt(host_values(held), {5}), ramp({5}));
+  check_close(W.get_value(), 2.0 * ramp({5}));
+}
+
+TEST_CASE_FIXTURE(fixture, "reductions on a device, fused with their operand, equal the host's") {
+  xt::xarray<double> xv = ramp({4, 5, 3});
+  xv(1, 2, 0) = std::numeric_limits<double>::quiet_NaN();
+  xt::xarray<double> outs[2][12];
+  for (int k = 0; k < 2; ++k) {
+    CAPTURE(spaces[k].str());
+    auto X = fusor::shared(xv, {.name = "X", .space = spaces[k]});
+    auto Y = fusor::shared(ramp({4, 5, 3}, 1.0), {.name = "Y", .space = spaces[k]});
+    auto f = fusor::function(
+        fusor::inputs(),
+        fusor::outputs(fusor::sum(Y * 2.0), fusor::mean(Y, 1), fusor::max(Y, {0, 2}), fusor::min(Y, -1, fusor::keepdims),
+                       fusor::prod(Y, 0), fusor::argmax(Y), fusor::argmin(Y, 1), fusor::nansum(X, 2),
+                       fusor::nanmean(X, 1), fusor::nanmax(X), fusor::max(X, 2), Y / fusor::sum(Y, 1, fusor::keepdims)));
+    auto r = f();
+    outs[k][0] = xt::xarray<double>(std::get<0>(r));
+    outs[k][1] = std::get<1>(r);
+    outs[k][2] = std::get<2>(r);
+    outs[k][3] = std::get<3>(r);
+    outs[k][4] = std::get<4>(r);
+    outs[k][5] = xt::cast<double>(std::get<5>(r));
+    outs[k][6] = xt::cast<double>(std::get<6>(r));
+    outs[k][7] = std::get<7>(r);
+    outs[k][8] = std::get<8>(r);
+    outs[k][9] = xt::xarray<double>(std::get<9>(r));
+    outs[k][10] = std::get<10>(r);
+    outs[k][11] = std::get<11>(r);
+  }
+  for (int j = 0; j < 12; ++j) {
+    CAPTURE(j);
+    check_close(outs[1][j], outs[0][j], 1e-12);
+  }
+  CHECK(std::isnan(outs[1][10](1, 2)));  // NaN propagates through max on the device too
+}
+
+TEST_CASE_FIXTURE(fixture, "argmax ties and NaN: the first best position, as a sequential scan finds it") {
+  const xt::xarray<float> v{{1, 7, 7, 2}, {3, std::nanf(""), 9, std::nanf("")}, {5, 5, 5, 5}};
+  for (int k = 0; k < 2; ++k) {
+    auto V = fusor::shared(v, {.name = "V", .space = spaces[k]});
+    auto f = fusor::function(fusor::inputs(), fusor::outputs(fusor::argmax(V, 1), fusor::argmin(V, 1), fusor::argmax(V)));
+    auto [amax, amin, flat] = f();
+    CHECK(amax == xt::xarray<std::int64_t>{1, 1, 0});
+    CHECK(amin == xt::xarray<std::int64_t>{0, 1, 0});
+    CHECK(flat() == 5);
+  }
+}
+
+TEST_CASE_FIXTURE(fixture, "empty reductions on a device: NaN for mean, the identity for sum, an error for max") {
+  auto E = fusor::shared(xt::xarray<double>::from_shape({0, 3}), {.name = "E", .space = dev});
+  auto f = fusor::function(fusor::inputs(), fusor::outputs(fusor::mean(E, 0), fusor::sum(E, 0)));
+  auto [m, s] = f();
+  REQUIRE(m.size() == 3);
+  CHECK(std::isnan(m(0)));
+  CHECK(s == xt::xarray<double>{0, 0, 0});
+  auto g = fusor::function(fusor::inputs(), fusor::outputs(fusor::max(E, 0)));
+  CHECK_THROWS_AS(g(), fusor::value_error);
+}
+
+TEST_CASE_FIXTURE(fixture, "dot on a device: every form, transposed operands as flags, integers wrapping") {
+  const auto av = ramp({3, 4}), bv = ramp({4, 2}, -0.5), vv = ramp({4}, 0.2);
+  xt::xarray<double> outs[2][5];
+  for (int k = 0; k < 2; ++k) {
+    auto A = fusor::shared(av, {.name = "A", .space = spaces[k]});
+    auto B = fusor::shared(bv, {.name = "B", .space = spaces[k]});
+    auto v = fusor::shared(vv, {.name = "v", .space = spaces[k]});
+    auto f = fusor::function(
+        fusor::inputs(), fusor::outputs(fusor::dot(A, B), fusor::dot(A, v), fusor::dot(v, B), fusor::dot(v, v),
+                                        fusor::dot(fusor::transpose(B), fusor::transpose(A))));
+    auto [mm, mv, vm, vdot, tt] = f();
+    outs[k][0] = mm;
+    outs[k][1] = mv;
+    outs[k][2] = vm;
+    outs[k][3] = xt::xarray<double>(vdot);
+    outs[k][4] = tt;
+  }
+  for (int j = 0; j < 5; ++j) check_close(outs[1][j], outs[0][j], 1e-12);
+  auto I = fusor::shared(xt::xarray<std::int32_t>{{2147483647, 2}, {3, 4}}, {.name = "I", .space = dev});
+  auto g = fusor::function(fusor::inputs(), fusor::outputs(fusor::dot(I, I)));
+  const xt::xarray<std::int32_t> r = g();
+  // 2147483647 * 2147483647 + 2 * 3 wraps modulo 2^32, as NumPy's does.
+  const std::uint32_t expect = static_cast<std::uint32_t>(2147483647u) * 2147483647u + 6u;
+  CHECK(static_cast<std::uint32_t>(r(0, 0)) == expect);
+}
+
+TEST_CASE_FIXTURE(fixture, "integers wrap and casts truncate on a device; a negative integer exponent changes nothing") {
+  auto I = fusor::shared(xt::xarray<std::int32_t>{2147483647, -2147483647 - 1, 7}, {.name = "I", .space = dev});
+  auto F = fusor::shared(xt::xarray<double>{1.9, -1.9, 1e300}, {.name = "F", .space = dev});
+  auto f = fusor::function(fusor::inputs(),
+                           fusor::outputs(I + 1, -I, fusor::abs(I), fusor::cast<std::int32_t>(F), fusor::pow(I, 2)));
+  auto [plus, neg, ab, cast, sq] = f();
+  CHECK(plus == xt::xarray<std::int32_t>{-2147483647 - 1, -2147483647, 8});
+  CHECK(neg == xt::xarray<std::int32_t>{-2147483647, -2147483647 - 1, -7});
+  CHECK(ab == xt::xarray<std::int32_t>{2147483647, -2147483647 - 1, 7});
+  CHECK(cast == xt::xarray<std::int32_t>{1, -1, 0});
+  CHECK(sq(2) == 49);
+
+  fusor::vector<std::int32_t> e{"e"};
+  auto g = fusor::function(fusor::inputs(e), fusor::updates(fusor::update(I, fusor::pow(I, e))));
+  const auto* before = I.get_value(fusor::borrow, fusor::internal_type).data();
+  CHECK_THROWS_AS(g(xt::xarray<std::int32_t>{1, -1, 2}), fusor::value_error);
+  CHECK(I.get_value() == xt::xarray<std::int32_t>{2147483647, -2147483647 - 1, 7});
+  CHECK(I.get_value(fusor::borrow, fusor::internal_type).data() == before);
+  g(xt::xarray<std::int32_t>{1, 1, 2});
+  CHECK(I.get_value()(2) == 49);
+}
+
+TEST_CASE_FIXTURE(fixture, "where, clip, comparisons and NaN-ignoring selections on a device") {
+  const xt::xarray<double> v{-2, 0.5, std::nan(""), 3};
+  xt::xarray<double> outs[2][4];
+  for (int k = 0; k < 2; ++k) {
+    auto V = fusor::shared(v, {.name = "V", .space = spaces[k]});
+    auto f = fusor::function(fusor::inputs(),
+                             fusor::outputs(fusor::where(V > 0.0, V, -V), fusor::clip(V, -1.0, 1.0),
+                                            fusor::fmax(V, 0.0), fusor::maximum(0.0, V)));
+    auto [w, c, fm, mx] = f();
+    outs[k][0] = w;
+    outs[k][1] = c;
+    outs[k][2] = fm;
+    outs[k][3] = mx;
+  }
+  for (int j = 0; j < 4; ++j) check_close(outs[1][j], outs[0][j]);
+  CHECK(outs[1][2](2) == 0.0);          // fmax ignores NaN
+  CHECK(std::isnan(outs[1][3](2)));     // maximum keeps it, from either side
+}
+
+TEST_CASE_FIXTURE(fixture, "host arguments are copied in (and converted); device arrays are read where they are") {
+  fusor::vector<double> x{"x"};
+  auto W = fusor::shared(ramp({4}), {.name = "W", .space = dev});
+  auto f = fusor::function(fusor::inputs(x), fusor::outputs(fusor::Out(W * x, fusor::internal_type)));
+  // An int32 argument for a float64 input: converted on the way in.
+  const fusor::array<double> a = f(xt::xarray<std::int32_t>{1, 2, 3, 4});
+  CHECK(a.space() == dev);
+  check_close(xt::adapt(host_values(a), {4}), ramp({4}) * xt::xarray<double>{1, 2, 3, 4});
+  CHECK(f.plan().find("copy input 'x' to cuda:0 as float64") != std::string::npos);
+  // The internal type goes back in: a device array argument is not copied.
+  const fusor::array<double> b = f(a);
+  check_close(xt::adapt(host_values(b), {4}), ramp({4}) * ramp({4}) * xt::xarray<double>{1, 2, 3, 4});
+  CHECK(f.plan().find("copy input") == std::string::npos);
+  // A device array of another dtype is refused: converting it needs the host.
+  auto I = fusor::shared(xt::xarray<std::int32_t>{1, 2, 3, 4}, {.name = "I", .space = dev});
+  CHECK_THROWS_AS(f(I.get_value(fusor::borrow, fusor::internal_type)), fusor::dtype_error);
+}
+
+TEST_CASE_FIXTURE(fixture, "one function, one space: mixed spaces are refused, naming the variables") {
+  auto a = fusor::shared(ramp({3}), {.name = "on_host"});
+  auto b = fusor::shared(ramp({3}), {.name = "on_device", .space = dev});
+  try {
+    auto f = fusor::function(fusor::inputs(), fusor::outputs(a + b));
+    FAIL("expected space_error");
+  } catch (const fusor::space_error& e) {
+    const std::string m = e.what();
+    CHECK(m.find("'on_host' on host") != std::string::npos);
+    CHECK(m.find("'on_device' on cuda:0") != std::string::npos);
+  }
+  // A device array given to a host function is refused too.
+  fusor::vector<double> x{"x"};
+  auto h = fusor::function(fusor::inputs(x), fusor::outputs(a + x));
+  CHECK_THROWS_AS(h(b.get_value(fusor::borrow, fusor::internal_type)), fusor::space_error);
+}
+
+TEST_CASE_FIXTURE(fixture, "a steady-state call on a device allocates no device memory") {
+  fusor::matrix<double> x{"x"};
+  auto W = fusor::shared(ramp({8, 8}), {.name = "W", .space = dev});
+  auto b = fusor::shared(ramp({8}), {.name = "b", .space = dev});
+  auto h = fusor::sigmoid(fusor::dot(x, W) + b);
+  auto f = fusor::function(fusor::inputs(x), fusor::outputs(fusor::Out(fusor::sum(h), fusor::borrow)),
+                           fusor::updates(fusor::update(W, W - 0.01 * fusor::dot(fusor::transpose(x), h)),
+                                          fusor::update(b, b - 0.01 * fusor::mean(h, 0))));
+  const auto xv = ramp({8, 8}, -0.3, 0.02);
+  (void)f(xv).value();
+  (void)f(xv).value();
+  const auto before = memory();
+  for (int i = 0; i < 50; ++i) (void)f(xv).value();
+  CHECK(memory().allocations == before.allocations);
+  CHECK(memory().used == before.used);
+  CHECK(f.memory().space == dev);
+  CHECK(f.memory().arena_allocations == 1);
+}
+
+TEST_CASE_FIXTURE(fixture, "borrowed outputs on a device: a host copy the function reuses, stale after the next call") {
+  fusor::vector<double> x{"x"};
+  auto W = fusor::shared(ramp({3}), {.name = "W", .space = dev});
+  auto f = fusor::function(fusor::inputs(x), fusor::outputs(fusor::Out(W + x, fusor::borrow)));
+  auto first = f(xt::xarray<double>{1, 1, 1});
+  check_close(first.xt(), ramp({3}) + 1.0);
+  const double* p = first.data();
+  auto second = f(xt::xarray<double>{2, 2, 2});
+  CHECK(first.stale());
+  CHECK(second.data() == p);  // the same host copy, rewritten
+  check_close(second.xt(), ramp({3}) + 2.0);
+  // Both flags: the device buffer itself, reused.
+  auto g = fusor::function(fusor::inputs(x), fusor::outputs(fusor::Out(W + x, fusor::borrow, fusor::internal_type)));
+  const fusor::array<double> d1 = g(xt::xarray<double>{1, 1, 1});
+  const fusor::array<double> d2 = g(xt::xarray<double>{1, 1, 1});
+  CHECK(d1.space() == dev);
+  CHECK(d1.data() == d2.data());
+}
+
+TEST_CASE_FIXTURE(fixture, "eval and assign on a device, through the same planner") {
+  auto W = fusor::shared(ramp({2, 3}), {.name = "W", .space = dev});
+  fusor::matrix<double> x{"x"};
+  const auto xv = ramp({2, 3}, 1.0);
+  xt::xarray<double> e = fusor::eval(W * x + 1.0, x = xv);
+  check_close(e, ramp({2, 3}) * xv + 1.0);
+  const auto* p = W.get_value(fusor::borrow, fusor::internal_type).data();
+  fusor::assign(W, W * 2.0);  // in place on the device
+  CHECK(W.get_value(fusor::borrow, fusor::internal_type).data() == p);
+  check_close(W.get_value(), 2.0 * ramp({2, 3}));
+  fusor::assign(W, fusor::transpose(fusor::transpose(W)) - x, x = xv);
+  check_close(W.get_value(), 2.0 * ramp({2, 3}) - xv);
+  // An expression of another dtype goes through the variable's casting rules.
+  auto I = fusor::shared(xt::xarray<std::int64_t>{1, 2}, {.name = "I", .space = dev});
+  fusor::assign(I, fusor::cast<std::int32_t>(I) * 3);
+  CHECK(I.get_value() == xt::xarray<std::int64_t>{3, 6});
+}
+
+TEST_CASE_FIXTURE(fixture, "the plan says where it runs") {
+  fusor::vector<float> x{"x"};
+  auto W = fusor::shared(xt::xarray<float>{1, 2, 3}, {.name = "W", .space = dev});
+  auto f = fusor::function(fusor::inputs(x), fusor::updates(fusor::update(W, W + x)));
+  f(xt::xarray<float>{1, 1, 1});
+  const std::string p = f.plan();
+  CHECK(p.find("plan on cuda:0 for x (3,)") != std::string::npos);
+  CHECK(p.find("upload") != std::string::npos);
+  CHECK(p.find("(in place)") != std::string::npos);
+}
+
+TEST_CASE_FIXTURE(fixture, "out of device memory while planning: an error, and nothing changed; a retry works") {
+  if (!emulated()) return;
+  fusor::emulated_devices small{fusor::emulation_options{.devices = 1, .capacity = 4 * 1024}};
+  auto W = fusor::shared(ramp({256}), {.name = "W", .space = dev});  // 2 KiB
+  auto f = fusor::function(fusor::inputs(), fusor::outputs(fusor::Out(W * 2.0, fusor::borrow)),
+                           fusor::updates(fusor::update(W, fusor::exp(W) + fusor::sum(W))));
+  const auto* p = W.get_value(fusor::borrow, fusor::internal_type).data();
+  // The arena and the output buffer do not both fit beside W.
+  CHECK_THROWS_AS(f(), fusor::device_memory_error);
+  CHECK(W.get_value(fusor::borrow, fusor::internal_type).data() == p);
+  check_close(W.get_value(), ramp({256}));
+  fusor::emulated_devices roomy;
+  auto r = f();
+  check_close(r.xt(), 2.0 * ramp({256}));
+}
+
+TEST_CASE_FIXTURE(fixture, "a logistic-regression training step: the device follows the host step for step") {
+  const auto xv = ramp({20, 6}, -1.0, 0.17);
+  xt::xarray<double> yv = xt::zeros<double>({20});
+  for (std::size_t i = 0; i < 20; ++i) yv(i) = (i % 3 == 0) ? 1.0 : 0.0;
+  xt::xarray<double> costs[2];
+  xt::xarray<double> weights[2];
+  for (int k = 0; k < 2; ++k) {
+    fusor::matrix<double> x{"x"};
+    fusor::vector<double> y{"y"};
+    auto w = fusor::shared(xt::xarray<double>(xt::zeros<double>({6})), {.name = "w", .space = spaces[k]});
+    auto b = fusor::shared(0.0, {.name = "b", .space = spaces[k]});
+    auto p = fusor::sigmoid(fusor::dot(x, w) + b);
+    auto cost = fusor::mean(-y * fusor::log(p) - (1.0 - y) * fusor::log(1.0 - p)) + 0.01 * fusor::sum(w * w);
+    auto gw = fusor::dot(fusor::transpose(x), p - y) / 20.0 + 0.02 * w;
+    auto gb = fusor::mean(p - y);
+    auto train = fusor::function(fusor::inputs(x, y), fusor::outputs(cost),
+                                 fusor::updates(fusor::update(w, w - 0.1 * gw), fusor::update(b, b - 0.1 * gb)));
+    costs[k] = xt::zeros<double>({30});
+    for (int step = 0; step < 30; ++step) costs[k](step) = train(xv, yv)();
+    weights[k] = w.get_value();
+  }
+  check_close(costs[1], costs[0], 1e-10);
+  check_close(weights[1], weights[0], 1e-10);
+  CHECK(costs[1](29) < costs[1](0));
+}
