@@ -102,7 +102,7 @@ case "${1:-}" in
     # 12's AVX-512 intrinsics are macros without optimisation, which xsimd
     # 8.1's integer select does not compile against.)
     install_deps
-    configure build-test -Dbuildtype=debug -Doptimization=g -Dbenchmarks=disabled -Dexamples=false
+    configure build-test -Dbuildtype=custom -Ddebug=true -Doptimization=g -Dbenchmarks=disabled -Dexamples=false
     build build-test
     run_tests build-test
     ;;

@@ -16,10 +16,18 @@
 //
 // Work is ordered on one non-blocking stream per device. Errors of every CUDA
 // call become fusor errors; a sticky device fault is a device_fault_error.
+//
+// dot: cuBLAS for float and double (one handle per device, on fusor's stream,
+// with a workspace fusor allocates once from its pool, so that cuBLAS does not
+// allocate during calls), and a plain kernel for integers, which wrap as on
+// the host.
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <array>
+#include <climits>
 #include <cstdint>
+#include <type_traits>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -32,6 +40,7 @@
 namespace {
 
 using fusor::copy_direction;
+using fusor::dtype;
 using fusor::device_memory_stats;
 
 std::string call_text(const char* what, cudaError_t e) {
@@ -65,6 +74,30 @@ void check(cudaError_t e, const char* what) {
                                     "cannot be rolled back, and the CUDA context may be unusable");
   if (e == cudaErrorMemoryAllocation) throw fusor::device_memory_error("fusor: " + call_text(what, e));
   throw fusor::error("fusor: " + call_text(what, e));
+}
+
+void check_blas(cublasStatus_t st, const char* what) {
+  if (st == CUBLAS_STATUS_SUCCESS) return;
+  throw fusor::error(std::string("fusor: ") + what + " failed: cuBLAS status " + std::to_string(static_cast<int>(st)));
+}
+
+/// C[m x k] = op(A) op(B), row-major, integers wrapping (NumPy's dot): one
+/// thread per element of C.
+template <class E>
+__global__ void integer_matmul(const E* a, const E* b, E* c, std::size_t m, std::size_t n, std::size_t k,
+                               bool trans_a, bool trans_b) {
+  const std::size_t e = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e >= m * k) return;
+  const std::size_t i = e / k, j = e % k;
+  using U = typename std::conditional_t<std::is_same_v<E, bool>, std::type_identity<bool>, std::make_unsigned<E>>::type;
+  U acc = U(0);
+  for (std::size_t p = 0; p < n; ++p) {
+    const U x = static_cast<U>(trans_a ? a[p * m + i] : a[i * n + p]);
+    const U y = static_cast<U>(trans_b ? b[j * n + p] : b[p * k + j]);
+    if constexpr (std::is_same_v<E, bool>) acc = acc || (x && y);
+    else acc = static_cast<U>(acc + static_cast<U>(x * y));
+  }
+  c[e] = static_cast<E>(acc);
 }
 
 class cuda_runtime final : public fusor::device_runtime {
@@ -221,6 +254,50 @@ class cuda_runtime final : public fusor::device_runtime {
 
   void* stream(int i) override { return ready(i).stream; }
 
+  int multiprocessors(int i) const override {
+    int n = 1;
+    (void)cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, i);
+    return n < 1 ? 1 : n;
+  }
+
+  void matmul(int i, dtype type, const void* a, const void* b, void* c, std::size_t m, std::size_t n, std::size_t k,
+              bool trans_a, bool trans_b) override {
+    device& d = ready(i);
+    if (type == dtype::float32 || type == dtype::float64) {
+      blas(d, i);
+      if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
+        throw fusor::shape_error("fusor: dot: an extent above " + std::to_string(INT_MAX) + " (" + std::to_string(m) +
+                                 " x " + std::to_string(n) + " x " + std::to_string(k) + ") exceeds what cuBLAS takes");
+      // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: B
+      // goes first, and each operand's row-major leading dimension is its
+      // column-major one.
+      const int M = static_cast<int>(m), N = static_cast<int>(n), K = static_cast<int>(k);
+      const cublasOperation_t tb = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, ta = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+      const int ldb = trans_b ? N : K, lda = trans_a ? M : N;
+      if (type == dtype::float64) {
+        const double one = 1, zero = 0;
+        check_blas(cublasDgemm(d.blas, tb, ta, K, M, N, &one, static_cast<const double*>(b), ldb,
+                               static_cast<const double*>(a), lda, &zero, static_cast<double*>(c), K),
+                   "cublasDgemm");
+      } else {
+        const float one = 1, zero = 0;
+        check_blas(cublasSgemm(d.blas, tb, ta, K, M, N, &one, static_cast<const float*>(b), ldb,
+                               static_cast<const float*>(a), lda, &zero, static_cast<float*>(c), K),
+                   "cublasSgemm");
+      }
+      return;
+    }
+    const std::size_t elements = m * k;
+    const unsigned grid = static_cast<unsigned>((elements + 255) / 256);
+    fusor::visit(type, [&](auto zero) {
+      using E = decltype(zero);
+      if constexpr (!std::is_floating_point_v<E>)
+        integer_matmul<E><<<grid, 256, 0, d.stream>>>(static_cast<const E*>(a), static_cast<const E*>(b),
+                                                       static_cast<E*>(c), m, n, k, trans_a, trans_b);
+    });
+    check(cudaGetLastError(), "an integer dot kernel");
+  }
+
  private:
   static constexpr std::size_t direct_copy_bytes = std::size_t{1} << 20;
   static constexpr std::size_t staging_half = std::size_t{16} << 20;
@@ -234,7 +311,22 @@ class cuda_runtime final : public fusor::device_runtime {
     std::mutex staging_mutex;
     void* staging = nullptr;
     std::array<cudaEvent_t, 2> staged{};
+    std::once_flag blas_init;
+    cublasHandle_t blas = nullptr;
+    void* blas_workspace = nullptr;
   };
+
+  /// cuBLAS on fusor's stream, with its workspace allocated once from fusor's
+  /// pool (otherwise cuBLAS allocates one itself during calls).
+  void blas(device& d, int i) {
+    std::call_once(d.blas_init, [&] {
+      check_blas(cublasCreate(&d.blas), "cublasCreate");
+      check_blas(cublasSetStream(d.blas, d.stream), "cublasSetStream");
+      constexpr std::size_t workspace = std::size_t{32} << 20;
+      d.blas_workspace = allocate(i, workspace);
+      check_blas(cublasSetWorkspace(d.blas, d.blas_workspace, workspace), "cublasSetWorkspace");
+    });
+  }
 
   device& ready(int i) {
     if (i < 0 || i >= device_count())

@@ -14,6 +14,9 @@
 #ifdef FUSOR_TEST_REAL_DEVICE
 #include <fusor/cuda.hpp>
 #endif
+#ifdef __CUDACC__
+#include <fusor/gpu/instantiate.cuh>
+#endif
 
 namespace device_test {
 
@@ -28,6 +31,26 @@ struct fixture {
 };
 
 inline constexpr fusor::memory_space dev = fusor::cuda(0);
+
+/// fusor::function, with its CUDA kernels compiled and registered first when
+/// this unit is compiled by nvcc (as a program's .cu would with
+/// FUSOR_CUDA_INSTANTIATE): the GPU suite builds the device tests with nvcc.
+template <class... A>
+auto function(A&&... args) {
+#ifdef __CUDACC__
+  fusor::gpu::cuda::instantiate<decltype(fusor::function(std::forward<A>(args)...))>();
+#endif
+  return fusor::function(std::forward<A>(args)...);
+}
+
+/// Likewise for an expression evaluated by eval or assign.
+template <class X>
+const X& kernels(const X& expr) {
+#ifdef __CUDACC__
+  fusor::gpu::cuda::instantiate<fusor::as_expression_t<const X&>>();
+#endif
+  return expr;
+}
 
 /// An array's elements as host values (the array may be on a device).
 template <class E>

@@ -46,7 +46,7 @@ TEST_CASE_FIXTURE(fixture, "a fused elementwise function with broadcasting: ever
     fusor::matrix<double> x{"x"};
     auto W = fusor::shared(ramp({1, 4}, -1.0), {.name = "W", .space = spaces[k]});
     auto y = 2.0 * x + fusor::exp(W) - fusor::sigmoid(x * W);
-    auto f = fusor::function(fusor::inputs(x), fusor::outputs(fusor::Out(y), fusor::Out(y * 3.0, fusor::borrow),
+    auto f = device_test::function(fusor::inputs(x), fusor::outputs(fusor::Out(y), fusor::Out(y * 3.0, fusor::borrow),
                                                               fusor::Out(y - 1.0, fusor::internal_type)));
     CHECK(f.space() == spaces[k]);
     auto [plain, borrowed, internal] = f(xv);
@@ -67,7 +67,7 @@ TEST_CASE_FIXTURE(fixture, "updates on a device: in place, through a temporary, 
     auto T = fusor::shared(ramp({4, 4}, 2.0), {.name = "T", .space = spaces[k]});
     auto A = fusor::shared(ramp({3}, 1.0), {.name = "A", .space = spaces[k]});
     auto B = fusor::shared(ramp({3}, 5.0), {.name = "B", .space = spaces[k]});
-    auto f = fusor::function(fusor::inputs(g), fusor::updates(fusor::update(W, W - 0.1 * g),
+    auto f = device_test::function(fusor::inputs(g), fusor::updates(fusor::update(W, W - 0.1 * g),
                                                                fusor::update(T, fusor::transpose(T) + 1.0),
                                                                fusor::update(A, B), fusor::update(B, A)));
     const auto* w_before = W.get_value(fusor::borrow, fusor::internal_type).data();
@@ -91,7 +91,7 @@ TEST_CASE_FIXTURE(fixture, "updates on a device: in place, through a temporary, 
 
 TEST_CASE_FIXTURE(fixture, "a view you hold keeps a device update out of its buffer") {
   auto W = fusor::shared(ramp({5}), {.name = "W", .space = dev});
-  auto f = fusor::function(fusor::inputs(), fusor::updates(fusor::update(W, W * 2.0)));
+  auto f = device_test::function(fusor::inputs(), fusor::updates(fusor::update(W, W * 2.0)));
   const auto held = W.get_value(fusor::borrow, fusor::internal_type);
   f();
   CHECK(!f.update_was_in_place(0));
@@ -107,7 +107,7 @@ TEST_CASE_FIXTURE(fixture, "reductions on a device, fused with their operand, eq
     CAPTURE(spaces[k].str());
     auto X = fusor::shared(xv, {.name = "X", .space = spaces[k]});
     auto Y = fusor::shared(ramp({4, 5, 3}, 1.0), {.name = "Y", .space = spaces[k]});
-    auto f = fusor::function(
+    auto f = device_test::function(
         fusor::inputs(),
         fusor::outputs(fusor::sum(Y * 2.0), fusor::mean(Y, 1), fusor::max(Y, {0, 2}), fusor::min(Y, -1, fusor::keepdims),
                        fusor::prod(Y, 0), fusor::argmax(Y), fusor::argmin(Y, 1), fusor::nansum(X, 2),
@@ -137,7 +137,7 @@ TEST_CASE_FIXTURE(fixture, "argmax ties and NaN: the first best position, as a s
   const xt::xarray<float> v{{1, 7, 7, 2}, {3, std::nanf(""), 9, std::nanf("")}, {5, 5, 5, 5}};
   for (int k = 0; k < 2; ++k) {
     auto V = fusor::shared(v, {.name = "V", .space = spaces[k]});
-    auto f = fusor::function(fusor::inputs(), fusor::outputs(fusor::argmax(V, 1), fusor::argmin(V, 1), fusor::argmax(V)));
+    auto f = device_test::function(fusor::inputs(), fusor::outputs(fusor::argmax(V, 1), fusor::argmin(V, 1), fusor::argmax(V)));
     auto [amax, amin, flat] = f();
     CHECK(amax == xt::xarray<std::int64_t>{1, 1, 0});
     CHECK(amin == xt::xarray<std::int64_t>{0, 1, 0});
@@ -147,12 +147,12 @@ TEST_CASE_FIXTURE(fixture, "argmax ties and NaN: the first best position, as a s
 
 TEST_CASE_FIXTURE(fixture, "empty reductions on a device: NaN for mean, the identity for sum, an error for max") {
   auto E = fusor::shared(xt::xarray<double>::from_shape({0, 3}), {.name = "E", .space = dev});
-  auto f = fusor::function(fusor::inputs(), fusor::outputs(fusor::mean(E, 0), fusor::sum(E, 0)));
+  auto f = device_test::function(fusor::inputs(), fusor::outputs(fusor::mean(E, 0), fusor::sum(E, 0)));
   auto [m, s] = f();
   REQUIRE(m.size() == 3);
   CHECK(std::isnan(m(0)));
   CHECK(s == xt::xarray<double>{0, 0, 0});
-  auto g = fusor::function(fusor::inputs(), fusor::outputs(fusor::max(E, 0)));
+  auto g = device_test::function(fusor::inputs(), fusor::outputs(fusor::max(E, 0)));
   CHECK_THROWS_AS(g(), fusor::value_error);
 }
 
@@ -163,7 +163,7 @@ TEST_CASE_FIXTURE(fixture, "dot on a device: every form, transposed operands as 
     auto A = fusor::shared(av, {.name = "A", .space = spaces[k]});
     auto B = fusor::shared(bv, {.name = "B", .space = spaces[k]});
     auto v = fusor::shared(vv, {.name = "v", .space = spaces[k]});
-    auto f = fusor::function(
+    auto f = device_test::function(
         fusor::inputs(), fusor::outputs(fusor::dot(A, B), fusor::dot(A, v), fusor::dot(v, B), fusor::dot(v, v),
                                         fusor::dot(fusor::transpose(B), fusor::transpose(A))));
     auto [mm, mv, vm, vdot, tt] = f();
@@ -175,7 +175,7 @@ TEST_CASE_FIXTURE(fixture, "dot on a device: every form, transposed operands as 
   }
   for (int j = 0; j < 5; ++j) check_close(outs[1][j], outs[0][j], 1e-12);
   auto I = fusor::shared(xt::xarray<std::int32_t>{{2147483647, 2}, {3, 4}}, {.name = "I", .space = dev});
-  auto g = fusor::function(fusor::inputs(), fusor::outputs(fusor::dot(I, I)));
+  auto g = device_test::function(fusor::inputs(), fusor::outputs(fusor::dot(I, I)));
   const xt::xarray<std::int32_t> r = g();
   // 2147483647 * 2147483647 + 2 * 3 wraps modulo 2^32, as NumPy's does.
   const std::uint32_t expect = static_cast<std::uint32_t>(2147483647u) * 2147483647u + 6u;
@@ -185,7 +185,7 @@ TEST_CASE_FIXTURE(fixture, "dot on a device: every form, transposed operands as 
 TEST_CASE_FIXTURE(fixture, "integers wrap and casts truncate on a device; a negative integer exponent changes nothing") {
   auto I = fusor::shared(xt::xarray<std::int32_t>{2147483647, -2147483647 - 1, 7}, {.name = "I", .space = dev});
   auto F = fusor::shared(xt::xarray<double>{1.9, -1.9, 1e300}, {.name = "F", .space = dev});
-  auto f = fusor::function(fusor::inputs(),
+  auto f = device_test::function(fusor::inputs(),
                            fusor::outputs(I + 1, -I, fusor::abs(I), fusor::cast<std::int32_t>(F), fusor::pow(I, 2)));
   auto [plus, neg, ab, cast, sq] = f();
   CHECK(plus == xt::xarray<std::int32_t>{-2147483647 - 1, -2147483647, 8});
@@ -195,7 +195,7 @@ TEST_CASE_FIXTURE(fixture, "integers wrap and casts truncate on a device; a nega
   CHECK(sq(2) == 49);
 
   fusor::vector<std::int32_t> e{"e"};
-  auto g = fusor::function(fusor::inputs(e), fusor::updates(fusor::update(I, fusor::pow(I, e))));
+  auto g = device_test::function(fusor::inputs(e), fusor::updates(fusor::update(I, fusor::pow(I, e))));
   const auto* before = I.get_value(fusor::borrow, fusor::internal_type).data();
   CHECK_THROWS_AS(g(xt::xarray<std::int32_t>{1, -1, 2}), fusor::value_error);
   CHECK(I.get_value() == xt::xarray<std::int32_t>{2147483647, -2147483647 - 1, 7});
@@ -209,7 +209,7 @@ TEST_CASE_FIXTURE(fixture, "where, clip, comparisons and NaN-ignoring selections
   xt::xarray<double> outs[2][4];
   for (int k = 0; k < 2; ++k) {
     auto V = fusor::shared(v, {.name = "V", .space = spaces[k]});
-    auto f = fusor::function(fusor::inputs(),
+    auto f = device_test::function(fusor::inputs(),
                              fusor::outputs(fusor::where(V > 0.0, V, -V), fusor::clip(V, -1.0, 1.0),
                                             fusor::fmax(V, 0.0), fusor::maximum(0.0, V)));
     auto [w, c, fm, mx] = f();
@@ -226,7 +226,7 @@ TEST_CASE_FIXTURE(fixture, "where, clip, comparisons and NaN-ignoring selections
 TEST_CASE_FIXTURE(fixture, "host arguments are copied in (and converted); device arrays are read where they are") {
   fusor::vector<double> x{"x"};
   auto W = fusor::shared(ramp({4}), {.name = "W", .space = dev});
-  auto f = fusor::function(fusor::inputs(x), fusor::outputs(fusor::Out(W * x, fusor::internal_type)));
+  auto f = device_test::function(fusor::inputs(x), fusor::outputs(fusor::Out(W * x, fusor::internal_type)));
   // An int32 argument for a float64 input: converted on the way in.
   const fusor::array<double> a = f(xt::xarray<std::int32_t>{1, 2, 3, 4});
   CHECK(a.space() == dev);
@@ -245,7 +245,7 @@ TEST_CASE_FIXTURE(fixture, "one function, one space: mixed spaces are refused, n
   auto a = fusor::shared(ramp({3}), {.name = "on_host"});
   auto b = fusor::shared(ramp({3}), {.name = "on_device", .space = dev});
   try {
-    auto f = fusor::function(fusor::inputs(), fusor::outputs(a + b));
+    auto f = device_test::function(fusor::inputs(), fusor::outputs(a + b));
     FAIL("expected space_error");
   } catch (const fusor::space_error& e) {
     const std::string m = e.what();
@@ -254,7 +254,7 @@ TEST_CASE_FIXTURE(fixture, "one function, one space: mixed spaces are refused, n
   }
   // A device array given to a host function is refused too.
   fusor::vector<double> x{"x"};
-  auto h = fusor::function(fusor::inputs(x), fusor::outputs(a + x));
+  auto h = device_test::function(fusor::inputs(x), fusor::outputs(a + x));
   CHECK_THROWS_AS(h(b.get_value(fusor::borrow, fusor::internal_type)), fusor::space_error);
 }
 
@@ -263,7 +263,7 @@ TEST_CASE_FIXTURE(fixture, "a steady-state call on a device allocates no device 
   auto W = fusor::shared(ramp({8, 8}), {.name = "W", .space = dev});
   auto b = fusor::shared(ramp({8}), {.name = "b", .space = dev});
   auto h = fusor::sigmoid(fusor::dot(x, W) + b);
-  auto f = fusor::function(fusor::inputs(x), fusor::outputs(fusor::Out(fusor::sum(h), fusor::borrow)),
+  auto f = device_test::function(fusor::inputs(x), fusor::outputs(fusor::Out(fusor::sum(h), fusor::borrow)),
                            fusor::updates(fusor::update(W, W - 0.01 * fusor::dot(fusor::transpose(x), h)),
                                           fusor::update(b, b - 0.01 * fusor::mean(h, 0))));
   const auto xv = ramp({8, 8}, -0.3, 0.02);
@@ -280,7 +280,7 @@ TEST_CASE_FIXTURE(fixture, "a steady-state call on a device allocates no device 
 TEST_CASE_FIXTURE(fixture, "borrowed outputs on a device: a host copy the function reuses, stale after the next call") {
   fusor::vector<double> x{"x"};
   auto W = fusor::shared(ramp({3}), {.name = "W", .space = dev});
-  auto f = fusor::function(fusor::inputs(x), fusor::outputs(fusor::Out(W + x, fusor::borrow)));
+  auto f = device_test::function(fusor::inputs(x), fusor::outputs(fusor::Out(W + x, fusor::borrow)));
   auto first = f(xt::xarray<double>{1, 1, 1});
   check_close(first.xt(), ramp({3}) + 1.0);
   const double* p = first.data();
@@ -289,7 +289,7 @@ TEST_CASE_FIXTURE(fixture, "borrowed outputs on a device: a host copy the functi
   CHECK(second.data() == p);  // the same host copy, rewritten
   check_close(second.xt(), ramp({3}) + 2.0);
   // Both flags: the device buffer itself, reused.
-  auto g = fusor::function(fusor::inputs(x), fusor::outputs(fusor::Out(W + x, fusor::borrow, fusor::internal_type)));
+  auto g = device_test::function(fusor::inputs(x), fusor::outputs(fusor::Out(W + x, fusor::borrow, fusor::internal_type)));
   const fusor::array<double> d1 = g(xt::xarray<double>{1, 1, 1});
   const fusor::array<double> d2 = g(xt::xarray<double>{1, 1, 1});
   CHECK(d1.space() == dev);
@@ -300,24 +300,24 @@ TEST_CASE_FIXTURE(fixture, "eval and assign on a device, through the same planne
   auto W = fusor::shared(ramp({2, 3}), {.name = "W", .space = dev});
   fusor::matrix<double> x{"x"};
   const auto xv = ramp({2, 3}, 1.0);
-  xt::xarray<double> e = fusor::eval(W * x + 1.0, x = xv);
+  xt::xarray<double> e = fusor::eval(device_test::kernels(W * x + 1.0), x = xv);
   check_close(e, ramp({2, 3}) * xv + 1.0);
   const auto* p = W.get_value(fusor::borrow, fusor::internal_type).data();
-  fusor::assign(W, W * 2.0);  // in place on the device
+  fusor::assign(W, device_test::kernels(W * 2.0));  // in place on the device
   CHECK(W.get_value(fusor::borrow, fusor::internal_type).data() == p);
   check_close(W.get_value(), 2.0 * ramp({2, 3}));
-  fusor::assign(W, fusor::transpose(fusor::transpose(W)) - x, x = xv);
+  fusor::assign(W, device_test::kernels(fusor::transpose(fusor::transpose(W)) - x), x = xv);
   check_close(W.get_value(), 2.0 * ramp({2, 3}) - xv);
   // An expression of another dtype goes through the variable's casting rules.
   auto I = fusor::shared(xt::xarray<std::int64_t>{1, 2}, {.name = "I", .space = dev});
-  fusor::assign(I, fusor::cast<std::int32_t>(I) * 3);
+  fusor::assign(I, device_test::kernels(fusor::cast<std::int32_t>(I) * 3));
   CHECK(I.get_value() == xt::xarray<std::int64_t>{3, 6});
 }
 
 TEST_CASE_FIXTURE(fixture, "the plan says where it runs") {
   fusor::vector<float> x{"x"};
   auto W = fusor::shared(xt::xarray<float>{1, 2, 3}, {.name = "W", .space = dev});
-  auto f = fusor::function(fusor::inputs(x), fusor::updates(fusor::update(W, W + x)));
+  auto f = device_test::function(fusor::inputs(x), fusor::updates(fusor::update(W, W + x)));
   f(xt::xarray<float>{1, 1, 1});
   const std::string p = f.plan();
   CHECK(p.find("plan on cuda:0 for x (3,)") != std::string::npos);
@@ -329,7 +329,7 @@ TEST_CASE_FIXTURE(fixture, "out of device memory while planning: an error, and n
   if (!emulated()) return;
   fusor::emulated_devices small{fusor::emulation_options{.devices = 1, .capacity = 4 * 1024}};
   auto W = fusor::shared(ramp({256}), {.name = "W", .space = dev});  // 2 KiB
-  auto f = fusor::function(fusor::inputs(), fusor::outputs(fusor::Out(W * 2.0, fusor::borrow)),
+  auto f = device_test::function(fusor::inputs(), fusor::outputs(fusor::Out(W * 2.0, fusor::borrow)),
                            fusor::updates(fusor::update(W, fusor::exp(W) + fusor::sum(W))));
   const auto* p = W.get_value(fusor::borrow, fusor::internal_type).data();
   // The arena and the output buffer do not both fit beside W.
@@ -356,7 +356,7 @@ TEST_CASE_FIXTURE(fixture, "a logistic-regression training step: the device foll
     auto cost = fusor::mean(-y * fusor::log(p) - (1.0 - y) * fusor::log(1.0 - p)) + 0.01 * fusor::sum(w * w);
     auto gw = fusor::dot(fusor::transpose(x), p - y) / 20.0 + 0.02 * w;
     auto gb = fusor::mean(p - y);
-    auto train = fusor::function(fusor::inputs(x, y), fusor::outputs(cost),
+    auto train = device_test::function(fusor::inputs(x, y), fusor::outputs(cost),
                                  fusor::updates(fusor::update(w, w - 0.1 * gw), fusor::update(b, b - 0.1 * gb)));
     costs[k] = xt::zeros<double>({30});
     for (int step = 0; step < 30; ++step) costs[k](step) = train(xv, yv)();

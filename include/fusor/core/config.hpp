@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 // One attribute macro for functions that must run on the host and on a CUDA
 // device (Eigen's EIGEN_DEVICE_FUNC, CCCL's _CCCL_HOST_DEVICE). Functors in
@@ -17,6 +18,16 @@
 #define FUSOR_HD
 #endif
 #define FUSOR_INLINE FUSOR_HD inline
+
+// Functors and reduction rules are called with arithmetic scalars (the scalar
+// loops, CUDA kernels) and with SIMD batches (the host's vector loops). nvcc
+// compiles device code for every instance of a __host__ __device__ template,
+// and a SIMD register type cannot be device code; so each such template is
+// declared twice: FUSOR_SCALAR_HD(T) for arithmetic T, host and device, and
+// FUSOR_BATCH_HOST(T) for everything else, host only. (A plain enable_if, not
+// a constraint: these are instantiated for every node type.)
+#define FUSOR_SCALAR_HD(T) template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0> FUSOR_INLINE
+#define FUSOR_BATCH_HOST(T) template <class T, std::enable_if_t<!std::is_arithmetic_v<T>, int> = 0> inline
 
 // Checked builds detect stale borrowed outputs (fusor::stale_borrow_error).
 // On by default in debug builds (no NDEBUG); force with -DFUSOR_CHECKED=0/1.

@@ -46,14 +46,17 @@ FUSOR_INLINE bool isnan(const T& x) {
   else return false;
 }
 
+// A call operator written once, declared for scalars (host and device) and
+// for batches (host): see FUSOR_SCALAR_HD in core/config.hpp.
+#define FUSOR_CALL(RET, PARAMS, BODY)                  \
+  FUSOR_SCALAR_HD(A) RET operator() PARAMS const BODY  \
+  FUSOR_BATCH_HOST(A) RET operator() PARAMS const BODY
+
 #define FUSOR_BINARY_FUNCTOR(NAME, SYMBOL, EXPR)                  \
   struct NAME {                                                    \
     static constexpr const char* symbol = SYMBOL;                  \
     static constexpr bool infix = true;                            \
-    template <class A>                                             \
-    FUSOR_INLINE auto operator()(const A& a, const A& b) const {   \
-      return EXPR;                                                 \
-    }                                                              \
+    FUSOR_CALL(auto, (const A& a, const A& b), { return EXPR; })   \
   };
 
 // Integers wrap modulo 2^n, as NumPy's do (core/wrapping.hpp); bool keeps
@@ -62,11 +65,10 @@ FUSOR_INLINE bool isnan(const T& x) {
   struct NAME {                                                    \
     static constexpr const char* symbol = SYMBOL;                  \
     static constexpr bool infix = true;                            \
-    template <class A>                                             \
-    FUSOR_INLINE auto operator()(const A& a, const A& b) const {   \
+    FUSOR_CALL(auto, (const A& a, const A& b), {                   \
       if constexpr (wrapping::wraps<A>) return WRAPPED(a, b);      \
       else return a OP b;                                          \
-    }                                                              \
+    })                                                             \
   };
 FUSOR_WRAPPING_FUNCTOR(plus, "+", +, wrapping::add)
 FUSOR_WRAPPING_FUNCTOR(minus, "-", -, wrapping::sub)
@@ -103,12 +105,11 @@ struct modulus {
   }
 };
 
-#define FUSOR_NAMED_BINARY(NAME, BODY)                                  \
-  struct NAME {                                                         \
-    static constexpr const char* symbol = #NAME;                        \
-    static constexpr bool infix = false;                                \
-    template <class A>                                                  \
-    FUSOR_INLINE auto operator()(const A& a, const A& b) const BODY     \
+#define FUSOR_NAMED_BINARY(NAME, BODY)                  \
+  struct NAME {                                         \
+    static constexpr const char* symbol = #NAME;        \
+    static constexpr bool infix = false;                \
+    FUSOR_CALL(auto, (const A& a, const A& b), BODY)    \
   };
 
 // NaN propagates from either side (NumPy's maximum / minimum), whatever the
@@ -126,21 +127,19 @@ FUSOR_NAMED_BINARY(fmin, { return select((b < a) | isnan(a), b, a); })
 struct power {
   static constexpr const char* symbol = "pow";
   static constexpr bool infix = false;
-  template <class A>
-  FUSOR_INLINE auto operator()(const A& a, const A& b) const {
+  FUSOR_CALL(auto, (const A& a, const A& b), {
     if constexpr (wrapping::wraps<A>) return wrapping::pow(a, b);
     else return pow(a, b);
-  }
+  })
 };
 
 // Functor names carry an _op suffix where the plain name is the math function
 // they call: an unqualified call must find the function (and, for batches,
 // xsimd's through argument-dependent lookup), never the struct.
-#define FUSOR_UNARY_FUNCTOR(NAME, SYMBOL, BODY)              \
-  struct NAME {                                              \
-    static constexpr const char* symbol = SYMBOL;            \
-    template <class A>                                       \
-    FUSOR_INLINE auto operator()(const A& x) const BODY      \
+#define FUSOR_UNARY_FUNCTOR(NAME, SYMBOL, BODY)        \
+  struct NAME {                                        \
+    static constexpr const char* symbol = SYMBOL;      \
+    FUSOR_CALL(auto, (const A& x), BODY)               \
   };
 
 FUSOR_UNARY_FUNCTOR(negate, "-", {
@@ -161,38 +160,37 @@ FUSOR_UNARY_FUNCTOR(tanh_op, "tanh", { return tanh(x); })
 
 struct absolute {
   static constexpr const char* symbol = "abs";
-  template <class A>
-  FUSOR_INLINE A operator()(const A& x) const {
+  FUSOR_CALL(A, (const A& x), {
     if constexpr (std::is_integral_v<A>) return wrapping::abs(x);
     else return abs(x);
-  }
+  })
 };
 
 /// 1 / (1 + exp(-x)).
 struct sigmoid {
   static constexpr const char* symbol = "sigmoid";
-  template <class A>
-  FUSOR_INLINE A operator()(const A& x) const {
-    return A(1) / (A(1) + exp(-x));
-  }
+  FUSOR_CALL(A, (const A& x), { return A(1) / (A(1) + exp(-x)); })
 };
 
 /// log(1 + exp(x)), computed as max(x, 0) + log1p(exp(-|x|)) so that large |x|
 /// neither overflows nor loses precision.
 struct softplus {
   static constexpr const char* symbol = "softplus";
-  template <class A>
-  FUSOR_INLINE A operator()(const A& x) const {
+  FUSOR_CALL(A, (const A& x), {
     const A ax = abs(x);
     return maximum{}(x, A(0)) + log1p(exp(-ax));
-  }
+  })
 };
 
 /// where(c, a, b).
 struct where {
   static constexpr const char* symbol = "where";
-  template <class C, class A>
+  template <class C, class A, std::enable_if_t<std::is_arithmetic_v<A>, int> = 0>
   FUSOR_INLINE A operator()(const C& c, const A& a, const A& b) const {
+    return select(c, a, b);
+  }
+  template <class C, class A, std::enable_if_t<!std::is_arithmetic_v<A>, int> = 0>
+  inline A operator()(const C& c, const A& a, const A& b) const {
     return select(c, a, b);
   }
 };
@@ -200,10 +198,7 @@ struct where {
 /// clip(x, lo, hi) = minimum(maximum(x, lo), hi), as NumPy.
 struct clip {
   static constexpr const char* symbol = "clip";
-  template <class A>
-  FUSOR_INLINE A operator()(const A& x, const A& lo, const A& hi) const {
-    return minimum{}(maximum{}(x, lo), hi);
-  }
+  FUSOR_CALL(A, (const A& x, const A& lo, const A& hi), { return minimum{}(maximum{}(x, lo), hi); })
 };
 
 }  // namespace fusor::fn

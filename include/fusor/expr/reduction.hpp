@@ -30,8 +30,8 @@ namespace red {
 // merges an element or another accumulator into an accumulator. All three work
 // on scalars and, through the backend, on SIMD batches.
 struct rule {
-  template <class T>
-  FUSOR_INLINE static T element(const T& x) { return x; }
+  FUSOR_SCALAR_HD(T) static T element(const T& x) { return x; }
+  FUSOR_BATCH_HOST(T) static T element(const T& x) { return x; }
   /// Whether a zero-size reduction is an error (no identity, as in NumPy).
   static constexpr bool needs_elements = false;
 };
@@ -39,15 +39,15 @@ struct sum : rule {
   static constexpr const char* name = "sum";
   template <class T>
   static constexpr T identity() noexcept { return T(0); }
-  template <class T>
-  FUSOR_INLINE static T combine(const T& a, const T& b) { return fn::plus{}(a, b); }  // integers wrap
+  FUSOR_SCALAR_HD(T) static T combine(const T& a, const T& b) { return fn::plus{}(a, b); }  // integers wrap
+  FUSOR_BATCH_HOST(T) static T combine(const T& a, const T& b) { return fn::plus{}(a, b); }  // integers wrap
 };
 struct prod : rule {
   static constexpr const char* name = "prod";
   template <class T>
   static constexpr T identity() noexcept { return T(1); }
-  template <class T>
-  FUSOR_INLINE static T combine(const T& a, const T& b) { return fn::multiplies{}(a, b); }
+  FUSOR_SCALAR_HD(T) static T combine(const T& a, const T& b) { return fn::multiplies{}(a, b); }
+  FUSOR_BATCH_HOST(T) static T combine(const T& a, const T& b) { return fn::multiplies{}(a, b); }
 };
 struct max : rule {
   static constexpr const char* name = "max";
@@ -57,8 +57,8 @@ struct max : rule {
     if constexpr (std::numeric_limits<T>::has_infinity) return -std::numeric_limits<T>::infinity();
     else return std::numeric_limits<T>::lowest();
   }
-  template <class T>
-  FUSOR_INLINE static T combine(const T& a, const T& b) { return fn::maximum{}(a, b); }  // NaN propagates
+  FUSOR_SCALAR_HD(T) static T combine(const T& a, const T& b) { return fn::maximum{}(a, b); }  // NaN propagates
+  FUSOR_BATCH_HOST(T) static T combine(const T& a, const T& b) { return fn::maximum{}(a, b); }  // NaN propagates
 };
 struct min : rule {
   static constexpr const char* name = "min";
@@ -68,8 +68,8 @@ struct min : rule {
     if constexpr (std::numeric_limits<T>::has_infinity) return std::numeric_limits<T>::infinity();
     else return std::numeric_limits<T>::max();
   }
-  template <class T>
-  FUSOR_INLINE static T combine(const T& a, const T& b) { return fn::minimum{}(a, b); }
+  FUSOR_SCALAR_HD(T) static T combine(const T& a, const T& b) { return fn::minimum{}(a, b); }
+  FUSOR_BATCH_HOST(T) static T combine(const T& a, const T& b) { return fn::minimum{}(a, b); }
 };
 /// sum, then divided by the number of reduced elements.
 struct mean : sum {
@@ -85,8 +85,8 @@ struct nanmax : max {
     if constexpr (std::numeric_limits<T>::has_quiet_NaN) return std::numeric_limits<T>::quiet_NaN();
     else return max::identity<T>();
   }
-  template <class T>
-  FUSOR_INLINE static T combine(const T& a, const T& b) { return fn::fmax{}(a, b); }
+  FUSOR_SCALAR_HD(T) static T combine(const T& a, const T& b) { return fn::fmax{}(a, b); }
+  FUSOR_BATCH_HOST(T) static T combine(const T& a, const T& b) { return fn::fmax{}(a, b); }
 };
 struct nanmin : min {
   static constexpr const char* name = "nanmin";
@@ -95,14 +95,17 @@ struct nanmin : min {
     if constexpr (std::numeric_limits<T>::has_quiet_NaN) return std::numeric_limits<T>::quiet_NaN();
     else return min::identity<T>();
   }
-  template <class T>
-  FUSOR_INLINE static T combine(const T& a, const T& b) { return fn::fmin{}(a, b); }
+  FUSOR_SCALAR_HD(T) static T combine(const T& a, const T& b) { return fn::fmin{}(a, b); }
+  FUSOR_BATCH_HOST(T) static T combine(const T& a, const T& b) { return fn::fmin{}(a, b); }
 };
 /// sum with NaN counted as zero (NumPy's nansum).
 struct nansum : sum {
   static constexpr const char* name = "nansum";
-  template <class T>
-  FUSOR_INLINE static T element(const T& x) {
+  FUSOR_SCALAR_HD(T) static T element(const T& x) {
+    using fn::isnan, fn::select;
+    return select(isnan(x), T(0), x);
+  }
+  FUSOR_BATCH_HOST(T) static T element(const T& x) {
     using fn::isnan, fn::select;  // unqualified: batches find xsimd's by argument-dependent lookup
     return select(isnan(x), T(0), x);
   }
@@ -115,8 +118,11 @@ struct nanmean : nansum {
 /// How many elements are not NaN: what nanmean divides by.
 struct count_numbers : sum {
   static constexpr const char* name = "count";
-  template <class T>
-  FUSOR_INLINE static T element(const T& x) {
+  FUSOR_SCALAR_HD(T) static T element(const T& x) {
+    using fn::isnan, fn::select;
+    return select(isnan(x), T(0), T(1));
+  }
+  FUSOR_BATCH_HOST(T) static T element(const T& x) {
     using fn::isnan, fn::select;
     return select(isnan(x), T(0), T(1));
   }

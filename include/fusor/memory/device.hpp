@@ -69,6 +69,11 @@ class device_runtime {
   virtual void synchronize(int device) = 0;
 
   virtual device_memory_stats memory(int device) const = 0;
+  /// How many multiprocessors the device has (how wide a kernel must be to fill it).
+  virtual int multiprocessors(int device) const {
+    (void)device;
+    return 1;
+  }
   /// Gives the pool's unused memory back to the driver.
   virtual void trim(int device) = 0;
 

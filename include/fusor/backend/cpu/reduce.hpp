@@ -15,7 +15,7 @@ namespace fusor::cpu {
 namespace detail {
 /// Element i of the current row, entering an accumulator of type R.
 template <class Op, class R, class Ev>
-FUSOR_INLINE R element_at(const Ev& ev, std::size_t i) {
+inline R element_at(const Ev& ev, std::size_t i) {
   return Op::element(static_cast<R>(ev.scalar(static_cast<index_t>(i))));
 }
 

@@ -77,9 +77,14 @@ Launcher require_launcher(const context& ctx, Launcher emulated, const std::stri
       "#include <fusor/gpu/instantiate.cuh> and FUSOR_CUDA_INSTANTIATE(its type); see the README, 'GPU'");
 }
 
-template <class E>
-E* slot_as(void* const* slots, int s) noexcept {
-  return static_cast<E*>(slots[s]);
+/// On a real device, splits a reduction with few outputs between blocks and
+/// allocates the partial accumulators (when the plan is prepared: a call
+/// allocates nothing).
+inline void split(red_space& s, buffer& partials, const context& ctx, std::size_t accumulator_bytes) {
+  if (ctx.emulated) return;
+  s.chunks = reduction_chunks(s.nout, s.nred, ctx.runtime->multiprocessors(ctx.device));
+  if (s.chunks > 1)
+    partials = buffer::allocate(static_cast<std::size_t>(s.nout * s.chunks) * accumulator_bytes, ctx.space);
 }
 }  // namespace detail
 
@@ -137,6 +142,7 @@ struct reduce_kernel<reduce_node<Op, A, Rank>> {
     red_space space;
     int dest = -1;
     reduce_launcher launcher = nullptr;
+    buffer partials;  ///< on a real device: the chunks' accumulators
     std::string what;
     dims in;
     std::unique_ptr<R[]> empty_values;  ///< a reduction of nothing: NaN or the identity, copied in
@@ -157,7 +163,8 @@ struct reduce_kernel<reduce_node<Op, A, Rank>> {
       }
       bind(ev, slots);
       detail::launch<reduce_launcher>(ctx, launcher, &emulated_reduce<Op, Acc, Ev>, static_cast<const void*>(&ev),
-                                      slots[dest], static_cast<const red_space&>(space));
+                                      slots[dest], static_cast<const red_space&>(space),
+                                      static_cast<void*>(partials.data()));
     }
   };
 
@@ -191,6 +198,7 @@ struct reduce_kernel<reduce_node<Op, A, Rank>> {
       }
     }
     st->launcher = detail::require_launcher<tag>(ctx, &emulated_reduce<Op, Acc, Ev>, "'" + n.text + "'");
+    detail::split(st->space, st->partials, ctx, sizeof(accumulator<Op, Acc, typename Ev::value_type>));
     return st;
   }
   static const char* missing() { return find_launcher<tag, reduce_launcher>() ? nullptr : launcher_key<tag>(); }
@@ -256,6 +264,7 @@ struct check_kernel<map_node<F, R, Casts, Base, Exponent>> {
     red_space space;
     array<T> lowest;  ///< one element of device memory
     reduce_launcher launcher = nullptr;
+    buffer partials;
     std::string what;
     void run(void* const* slots, const context& ctx) override {
       T value{};
@@ -266,7 +275,7 @@ struct check_kernel<map_node<F, R, Casts, Base, Exponent>> {
         bind(ev, slots);
         detail::launch<reduce_launcher>(ctx, launcher, &emulated_reduce<red::min, T, Ev>,
                                         static_cast<const void*>(&ev), static_cast<void*>(lowest.mutable_data()),
-                                        static_cast<const red_space&>(space));
+                                        static_cast<const red_space&>(space), static_cast<void*>(partials.data()));
         copy_bytes(&value, host, lowest.data(), ctx.space, sizeof(T));
       }
       if (value < T(0))
@@ -293,6 +302,7 @@ struct check_kernel<map_node<F, R, Casts, Base, Exponent>> {
       }
       st->lowest = array<T>::allocate(dims{1}, ctx.space);
       st->launcher = detail::require_launcher<tag>(ctx, &emulated_reduce<red::min, T, Ev>, "'" + n.text + "'");
+      detail::split(st->space, st->partials, ctx, sizeof(accumulator<red::min, T, T>));
     }
     return st;
   }

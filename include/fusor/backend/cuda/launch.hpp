@@ -28,7 +28,9 @@ namespace fusor::gpu {
 /// dest[i] = element i of the group, for i in [0, s.n), on `stream`.
 using group_launcher = void (*)(const void* ev, void* dest, const ew_space& s, void* stream);
 /// out[o] = the reduction of output o's elements, for o in [0, s.nout).
-using reduce_launcher = void (*)(const void* ev, void* out, const red_space& s, void* stream);
+/// `partials`: room for s.nout * s.chunks accumulators when s.chunks > 1
+/// (each output's elements split between blocks, then merged).
+using reduce_launcher = void (*)(const void* ev, void* out, const red_space& s, void* partials, void* stream);
 
 /// The keys launchers are registered under.
 template <class E, class Ev>
@@ -88,7 +90,7 @@ void emulated_group(const void* ev, void* dest, const ew_space& s, void*) {
 }
 
 template <class Op, class R, class Ev>
-void emulated_reduce(const void* ev, void* out, const red_space& s, void*) {
+void emulated_reduce(const void* ev, void* out, const red_space& s, void*, void*) {
   const Ev& e = *static_cast<const Ev*>(ev);
   using Out = decltype(finish(accumulator<Op, R, typename Ev::value_type>::identity(), 0));
   Out* o = static_cast<Out*>(out);

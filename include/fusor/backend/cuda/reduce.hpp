@@ -25,9 +25,23 @@ struct red_space {
   int kept_rank = 0, red_rank = 0;
   int kept_axis[max_rank]{};
   int red_axis[max_rank]{};
-  index_t nout = 0;  ///< outputs
-  index_t nred = 0;  ///< operand elements per output
+  index_t nout = 0;    ///< outputs
+  index_t nred = 0;    ///< operand elements per output
+  index_t chunks = 1;  ///< blocks sharing one output's elements (CUDA; 1 on the emulation)
 };
+
+/// How many blocks share one output's elements: enough blocks to fill a
+/// device of `processors` multiprocessors when there are few outputs, none
+/// with fewer than a few thousand elements.
+inline index_t reduction_chunks(index_t nout, index_t nred, int processors) {
+  if (nout <= 0 || nred <= 0) return 1;
+  const index_t blocks_wanted = 4 * static_cast<index_t>(processors);
+  if (nout >= blocks_wanted) return 1;
+  const index_t by_size = (nred + 8191) / 8192;
+  const index_t by_device = (blocks_wanted + nout - 1) / nout;
+  index_t c = by_size < by_device ? by_size : by_device;
+  return c < 1 ? 1 : (c > 1024 ? 1024 : c);
+}
 
 /// The multi-index of (output o, reduced element j).
 FUSOR_INLINE void coordinates(const red_space& s, index_t o, index_t j, index_t* idx) {

@@ -1,0 +1,224 @@
+// fusor/gpu/kernels.cuh — fusor's CUDA kernels and their launchers: what only
+// nvcc compiles. A g++ unit never includes this (it sees the launchers only as
+// function pointers in the registry of backend/cuda/launch.hpp).
+//
+// Elementwise groups:
+//   - every leaf contiguous (stride 1 along the one merged axis): CUB's
+//     DeviceTransform on raw pointers, with the evaluator as a value functor —
+//     CUB picks its best kernel for the architecture (bulk copies into shared
+//     memory on sm_90 and later);
+//   - otherwise (broadcast, strided, permuted reads): fusor's own grid-stride
+//     kernel, several items per thread, 32-bit indices when the size allows.
+// Reductions: one output per block, its elements shared by the block's
+// threads and merged with cub::BlockReduce; when there are few outputs, each
+// output's elements are split between several blocks (partial accumulators,
+// then a merge), so that a full reduction fills the device.
+#pragma once
+
+#if !defined(__CUDACC__)
+#error "fusor/gpu/kernels.cuh is CUDA code: compile this unit with nvcc (g++ units link the launchers instead)"
+#endif
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include <cub/block/block_reduce.cuh>
+#include <cub/device/device_transform.cuh>
+#include <cuda/std/tuple>
+
+#include "fusor/backend/cuda/launch.hpp"
+
+namespace fusor::gpu::cuda {
+
+inline void check_launch(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) e = cudaGetLastError();
+  if (e != cudaSuccess)
+    throw error(std::string("fusor: launching ") + what + " failed: " + cudaGetErrorName(e) + " (" +
+                cudaGetErrorString(e) + ")");
+}
+
+constexpr int block_threads = 256;
+constexpr int items_per_thread = 4;
+
+inline unsigned grid_for(index_t n) {
+  const index_t per_block = block_threads * items_per_thread;
+  index_t blocks = (n + per_block - 1) / per_block;
+  if (blocks > 65535 * 8) blocks = 65535 * 8;  // a grid-stride loop covers the rest
+  return static_cast<unsigned>(blocks < 1 ? 1 : blocks);
+}
+
+// ---------------------------------------------------------------- elementwise
+
+/// Element i through its multi-index, with Index arithmetic (32-bit when the
+/// size allows: div and mod are several times cheaper).
+template <class Index, class Ev>
+__device__ __forceinline__ typename Ev::value_type strided_at(const Ev& ev, const ew_space& s, Index i) {
+  index_t idx[max_rank];
+  for (int d = s.rank - 1; d >= 0; --d) {
+    const Index e = static_cast<Index>(s.extent[d]);
+    idx[d] = static_cast<index_t>(i % e);
+    i /= e;
+  }
+  return ev.strided(idx, s.rank);
+}
+
+template <class E, class Ev, class Index, bool Dense>
+__global__ void __launch_bounds__(block_threads) fused_group_kernel(const Ev ev, E* __restrict__ dest, const ew_space s) {
+  const Index n = static_cast<Index>(s.n);
+  const Index stride = static_cast<Index>(blockDim.x) * static_cast<Index>(gridDim.x);
+  Index i = static_cast<Index>(blockIdx.x) * static_cast<Index>(blockDim.x) + static_cast<Index>(threadIdx.x);
+#pragma unroll 4
+  for (; i < n; i += stride) {
+    if constexpr (Dense) dest[i] = static_cast<E>(ev.dense(static_cast<index_t>(i)));
+    else dest[i] = static_cast<E>(strided_at<Index>(ev, s, i));
+  }
+}
+
+/// The evaluator as CUB's DeviceTransform calls it: on the values of its
+/// leaves, in leaf order.
+template <class Ev, class... T>
+struct value_functor {
+  Ev ev;
+  __device__ __forceinline__ typename Ev::value_type operator()(T... v) const {
+    tuple<T...> values{};
+    assign(values, std::index_sequence_for<T...>{}, v...);
+    return ev.template values<0>(values);
+  }
+  template <std::size_t... K>
+  __device__ __forceinline__ static void assign(tuple<T...>& t, std::index_sequence<K...>, T... v) {
+    ((get<K>(t) = v), ...);
+  }
+};
+
+template <class Ev, class Types>
+struct transform_call;
+template <class Ev, class... T>
+struct transform_call<Ev, leaf_types<T...>> {
+  template <class E>
+  static cudaError_t run(const Ev& ev, E* dest, index_t n, cudaStream_t stream) {
+    const void* data[sizeof...(T) + 1] = {};
+    std::size_t k = 0;
+    Ev copy = ev;
+    for_each_leaf(copy, [&](auto& l) { data[k++] = l.data; });
+    return launch(ev, dest, n, stream, data, std::index_sequence_for<T...>{});
+  }
+  template <class E, std::size_t... K>
+  static cudaError_t launch(const Ev& ev, E* dest, index_t n, cudaStream_t stream, const void* const* data,
+                            std::index_sequence<K...>) {
+    auto inputs = ::cuda::std::make_tuple(static_cast<const T*>(data[K])...);
+    if (n <= index_t{0x7fffffff})
+      return cub::DeviceTransform::Transform(inputs, dest, static_cast<int>(n), value_functor<Ev, T...>{ev}, stream);
+    return cub::DeviceTransform::Transform(inputs, dest, n, value_functor<Ev, T...>{ev}, stream);
+  }
+};
+
+/// Whether every leaf reads contiguously (stride 1): DeviceTransform's case.
+template <class Ev>
+bool all_contiguous(const Ev& ev, const ew_space& s) {
+  if (!s.dense || Ev::leaves == 0) return false;
+  bool ok = true;
+  Ev copy = ev;
+  for_each_leaf(copy, [&](auto& l) { ok = ok && l.strides[0] == 1; });
+  return ok;
+}
+
+template <class E, class Ev>
+void launch_group(const void* evp, void* destp, const ew_space& s, void* streamp) {
+  const Ev& ev = *static_cast<const Ev*>(evp);
+  E* dest = static_cast<E*>(destp);
+  auto stream = static_cast<cudaStream_t>(streamp);
+  if (s.n == 0) return;
+  if (all_contiguous(ev, s)) {
+    check_launch(transform_call<Ev, typename leaf_types_of<Ev>::type>::run(ev, dest, s.n, stream),
+                 "cub::DeviceTransform");
+    return;
+  }
+  const unsigned grid = grid_for(s.n);
+  const bool small = s.n <= index_t{0x7fffffff};
+  if (s.dense) {
+    if (small) fused_group_kernel<E, Ev, std::int32_t, true><<<grid, block_threads, 0, stream>>>(ev, dest, s);
+    else fused_group_kernel<E, Ev, index_t, true><<<grid, block_threads, 0, stream>>>(ev, dest, s);
+  } else {
+    if (small) fused_group_kernel<E, Ev, std::int32_t, false><<<grid, block_threads, 0, stream>>>(ev, dest, s);
+    else fused_group_kernel<E, Ev, index_t, false><<<grid, block_threads, 0, stream>>>(ev, dest, s);
+  }
+  check_launch(cudaSuccess, "a fused elementwise kernel");
+}
+
+// ---------------------------------------------------------------- reductions
+
+template <class Acc>
+struct merge_op {
+  __device__ __forceinline__ Acc operator()(Acc a, const Acc& b) const {
+    a.merge(b);
+    return a;
+  }
+};
+
+/// Block b reduces chunk (b % chunks) of output (b / chunks): into `out`
+/// (finished) when there is one chunk, into `partials` otherwise.
+template <class Op, class R, class Ev>
+__global__ void __launch_bounds__(block_threads)
+    fused_reduce_kernel(const Ev ev, void* out, const red_space s, void* partials) {
+  using Acc = accumulator<Op, R, typename Ev::value_type>;
+  using block_reduce = cub::BlockReduce<Acc, block_threads>;
+  __shared__ typename block_reduce::TempStorage temp;
+  const index_t blocks = s.nout * s.chunks;
+  for (index_t b = blockIdx.x; b < blocks; b += gridDim.x) {
+    const index_t o = b / s.chunks, c = b % s.chunks;
+    const index_t begin = c * static_cast<index_t>(block_threads) + threadIdx.x;
+    const index_t step = s.chunks * static_cast<index_t>(block_threads);
+    const Acc mine = reduce_share<Op, R>(ev, s, o, begin, step);
+    const Acc all = block_reduce(temp).Reduce(mine, merge_op<Acc>{});
+    if (threadIdx.x == 0) {
+      if (s.chunks == 1) {
+        using Out = decltype(finish(all, s.nred));
+        static_cast<Out*>(out)[o] = finish(all, s.nred);
+      } else {
+        static_cast<Acc*>(partials)[b] = all;
+      }
+    }
+    __syncthreads();  // the temporary storage is reused by the next output
+  }
+}
+
+/// Merges the partial accumulators of each output (one block per output).
+template <class Op, class R, class V>
+__global__ void __launch_bounds__(block_threads) merge_partials_kernel(const void* partials, void* out, const red_space s) {
+  using Acc = accumulator<Op, R, V>;
+  using block_reduce = cub::BlockReduce<Acc, block_threads>;
+  __shared__ typename block_reduce::TempStorage temp;
+  for (index_t o = blockIdx.x; o < s.nout; o += gridDim.x) {
+    Acc mine = Acc::identity();
+    for (index_t c = threadIdx.x; c < s.chunks; c += block_threads)
+      mine.merge(static_cast<const Acc*>(partials)[o * s.chunks + c]);
+    const Acc all = block_reduce(temp).Reduce(mine, merge_op<Acc>{});
+    if (threadIdx.x == 0) {
+      using Out = decltype(finish(all, s.nred));
+      static_cast<Out*>(out)[o] = finish(all, s.nred);
+    }
+    __syncthreads();
+  }
+}
+
+template <class Op, class R, class Ev>
+void launch_reduce(const void* evp, void* out, const red_space& s, void* partials, void* streamp) {
+  const Ev& ev = *static_cast<const Ev*>(evp);
+  auto stream = static_cast<cudaStream_t>(streamp);
+  if (s.nout == 0) return;
+  const index_t blocks = s.nout * s.chunks;
+  const unsigned grid = static_cast<unsigned>(blocks < 65535 * 8 ? blocks : 65535 * 8);
+  fused_reduce_kernel<Op, R, Ev><<<grid, block_threads, 0, stream>>>(ev, out, s, partials);
+  check_launch(cudaSuccess, "a reduction kernel");
+  if (s.chunks > 1) {
+    const unsigned merge_grid = static_cast<unsigned>(s.nout < 65535 * 8 ? s.nout : 65535 * 8);
+    merge_partials_kernel<Op, R, typename Ev::value_type><<<merge_grid, block_threads, 0, stream>>>(partials, out, s);
+    check_launch(cudaSuccess, "a reduction's merge kernel");
+  }
+}
+
+}  // namespace fusor::gpu::cuda
