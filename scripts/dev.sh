@@ -89,7 +89,7 @@ case "${1:-}" in
     install_deps
     configure build -Dbenchmarks=disabled -Dtests=false
     build build
-    for example in walkthrough logistic_regression; do
+    for example in walkthrough logistic_regression walkthrough_device; do
       if [ -x "build/examples/$example" ]; then
         echo "=================== examples/$example"
         "build/examples/$example"
@@ -148,7 +148,7 @@ case "${1:-}" in
     ;;
   bench)
     install_deps
-    configure build-bench -Dbuildtype=release -Dbenchmarks=enabled -Dtests=false -Dexamples=false -Dgpu=disabled
+    configure build-bench -Dbuildtype=release -Dbenchmarks=enabled -Dtests=false -Dexamples=false
     build build-bench
     bash bench/run.sh build-bench
     ;;
