@@ -366,3 +366,18 @@ TEST_CASE_FIXTURE(fixture, "a logistic-regression training step: the device foll
   check_close(weights[1], weights[0], 1e-10);
   CHECK(costs[1](29) < costs[1](0));
 }
+
+TEST_CASE_FIXTURE(fixture, "profiling a function on a device times each step to its end") {
+  auto W = fusor::shared(ramp({64, 64}), {.name = "W", .space = dev});
+  auto f = device_test::function(fusor::inputs(), fusor::outputs(fusor::sum(fusor::exp(W))),
+                                 fusor::updates(fusor::update(W, W * 0.5)));
+  f.enable_profiling();
+  for (int i = 0; i < 3; ++i) (void)f();
+  const auto& rows = f.profile().kernels();
+  REQUIRE(rows.size() >= 2);
+  for (const auto& r : rows) {
+    CHECK(r.calls == 3);
+    CHECK(r.seconds >= 0);
+  }
+  CHECK(f.profile().str().find("sum(exp(W))") != std::string::npos);
+}

@@ -34,6 +34,9 @@ class prepared_plan {
   virtual ~prepared_plan() = default;
   /// Runs kernel step i (not an install or a transfer: those are the commit's).
   virtual void run(std::size_t i, void* const* slots) = 0;
+  /// Waits until the steps run so far have finished (a device's run
+  /// asynchronously): what a profile times.
+  virtual void synchronize() {}
 };
 
 /// What a backend gives a program: how to prepare a plan's steps.
@@ -136,6 +139,7 @@ class program {
       }
       const auto t0 = std::chrono::steady_clock::now();
       e.kernels->run(i, slots_.data());
+      e.kernels->synchronize();
       profile->record(steps[i].label,
                       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), steps[i].bytes);
     }

@@ -102,6 +102,7 @@ struct backend {
   struct prepared final : prepared_plan {
     state steps;
     void run(std::size_t i, void* const* slots) override { steps.run(i, slots); }
+    void synchronize() override { steps.where().runtime->synchronize(steps.where().device); }
   };
   static std::unique_ptr<prepared_plan> prepare_plan(const graph& g, const plan& p) {
     auto r = std::make_unique<prepared>();

@@ -51,6 +51,18 @@ struct kernel_entry {
 };
 
 namespace detail {
+/// What a kernel receives by value must be trivially copyable (CUDA copies
+/// kernel parameters bytewise) and fit CUDA's parameter space.
+template <class Ev>
+constexpr bool kernel_parameter() {
+  static_assert(std::is_trivially_copyable_v<Ev>,
+                "fusor: a device evaluator must be trivially copyable: it is passed to a CUDA kernel by value");
+  static_assert(sizeof(Ev) <= 32764,
+                "FUSOR_KERNEL_PARAMETERS_TOO_LARGE: this expression's device evaluator exceeds CUDA's 32 764 bytes of "
+                "kernel parameters; split it (materialise a part with a separate output or eval)");
+  return true;
+}
+
 /// Runs a launcher: on the device's stream, or, emulated, as host code with
 /// the device's memory open to it.
 template <class Launcher, class... Args>
@@ -95,6 +107,7 @@ struct group_kernel {
   using Ev = evaluator_t<X>;
   using E = value_type_t<X>;
   using tag = group_tag<E, Ev>;
+  static_assert(detail::kernel_parameter<Ev>());
 
   struct step final : prepared_step {
     Ev ev{};
@@ -136,6 +149,7 @@ struct reduce_kernel<reduce_node<Op, A, Rank>> {
   // The accumulator's type: arg reductions compare operand values.
   using Acc = std::conditional_t<is_arg, typename Ev::value_type, R>;
   using tag = reduce_tag<Op, Acc, Ev>;
+  static_assert(detail::kernel_parameter<Ev>());
 
   struct step final : prepared_step {
     Ev ev{};
