@@ -254,6 +254,35 @@ class cuda_runtime final : public fusor::device_runtime {
 
   void* stream(int i) override { return ready(i).stream; }
 
+  void capture_begin(int i) override {
+    device& d = ready(i);
+    check(cudaStreamBeginCapture(d.stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  }
+  void* capture_end(int i) override {
+    device& d = ready(i);
+    cudaGraph_t graph = nullptr;
+    if (cudaStreamEndCapture(d.stream, &graph) != cudaSuccess || !graph) {
+      (void)cudaGetLastError();
+      if (graph) (void)cudaGraphDestroy(graph);
+      return nullptr;  // the capture was invalidated: nothing ran
+    }
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t e = cudaGraphInstantiate(&exec, graph, 0);
+    (void)cudaGraphDestroy(graph);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      return nullptr;
+    }
+    return exec;
+  }
+  void graph_launch(int i, void* graph) override {
+    device& d = ready(i);
+    check(cudaGraphLaunch(static_cast<cudaGraphExec_t>(graph), d.stream), "cudaGraphLaunch");
+  }
+  void graph_destroy(int, void* graph) noexcept override {
+    if (graph) (void)cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(graph));
+  }
+
   int multiprocessors(int i) const override {
     int n = 1;
     (void)cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, i);

@@ -250,6 +250,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
 
   function(const function&) = delete;
   function& operator=(const function&) = delete;
+  ~function() { drop_graphs(); }
 
   /// Calls the function; arguments match inputs(...) by position.
   template <class... A>
@@ -272,7 +273,9 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
     auto results = prepare_outputs(p, std::index_sequence_for<O...>{});
     bind_results(p, results, std::index_sequence_for<O...>{});
     prepare_spares(p);
-    prog_.run(entry, profiling_ ? &profile_ : nullptr, [&](const step_info& s) { stale_before_write(s); });
+    if (!(graphs_on_ && entry.warm && !profiling_ && facts_.backend == backend_id::device && run_as_graph(entry)))
+      prog_.run(entry, profiling_ ? &profile_ : nullptr, [&](const step_info& s) { stale_before_write(s); });
+    entry.warm = true;
     commit(p);
     return make_outputs(p, results, std::index_sequence_for<O...>{});
   }
@@ -329,6 +332,23 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
     return function(inputs_t<I...>{ins_}, swap_outputs(sw, std::index_sequence_for<O...>{}),
                     swap_updates(sw, std::index_sequence_for<U...>{}), swap_givens(sw, std::index_sequence_for<G...>{}));
   }
+
+  /// CUDA graphs, opt-in: on a device, a call whose plan has run before is
+  /// captured once into a graph, and later calls with the same plan and the
+  /// same buffers replay it as one launch — less host time per call
+  /// when a plan has several kernels. Two graphs are kept per function (an
+  /// update written through a spare buffer alternates between two buffer
+  /// sets). Plans that copy to or from the host inside their steps (host
+  /// arguments, integer exponent checks) run as usual. Off by default; no
+  /// effect on the host or while profiling.
+  void enable_graphs(bool on = true) {
+    graphs_on_ = on;
+    if (!on) drop_graphs();
+  }
+  bool graphs_enabled() const noexcept { return graphs_on_; }
+  /// Calls run by replaying a captured graph, and graphs captured.
+  std::size_t graph_replays() const noexcept { return graph_replays_; }
+  std::size_t graphs_captured() const noexcept { return graphs_captured_; }
 
   /// How the last call wrote update k / output k: in place or not.
   bool update_was_in_place(std::size_t k) const noexcept {
@@ -450,8 +470,14 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
   static auto plain_types(std::index_sequence<K...>)
       -> decltype(std::tuple_cat(
           std::declval<std::conditional_t<plain_output<K>, std::tuple<out_expr<K>>, std::tuple<>>>()...));
+
+ public:
+  /// The expressions of the outputs that are never written in place, as a
+  /// std::tuple: what a multi-output kernel computes in one pass (the CUDA
+  /// instantiation walks it).
   using plain_tuple = decltype(plain_types(std::index_sequence_for<O...>{}));
 
+ private:
   void build_graph() {
     fusor::graph& g = prog_.graph();
     graph_builder<cpu::backend, gpu::backend> b(g);
@@ -542,6 +568,59 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
       steady_.viewed[k] = facts_.shared[static_cast<std::size_t>(g.updates[k].variable)].viewed;
     steady_.entry = &entry;
     return entry;
+  }
+
+  // ------------------------------------------------------------ graphs
+
+  struct captured_graph {
+    std::uint64_t plan = 0;
+    std::vector<void*> slots;
+    device_runtime* runtime = nullptr;
+    void* exec = nullptr;
+  };
+
+  /// Runs a steady call as a graph: replays the one captured for this plan
+  /// and these buffers, or captures it now. False when the plan cannot be
+  /// captured (the caller then runs the steps; nothing ran here).
+  bool run_as_graph(program::entry& e) {
+    if (!e.kernels->capturable() || uncapturable_plan_ == e.id) return false;
+    auto before = [&](const step_info& st) { stale_before_write(st); };
+    device_runtime& rt = device_runtime_for(facts_.space);
+    const int dev = facts_.space.device;
+    const auto& slots = prog_.slots();
+    for (const auto& g : graphs_)
+      if (g.plan == e.id && g.slots == slots) {
+        prog_.run_hooks(e, before);
+        e.kernels->bind(slots.data());
+        rt.graph_launch(dev, g.exec);
+        ++graph_replays_;
+        return true;
+      }
+    rt.capture_begin(dev);
+    try {
+      prog_.run(e, nullptr, before);
+    } catch (...) {
+      if (void* g = rt.capture_end(dev)) rt.graph_destroy(dev, g);
+      throw;
+    }
+    void* exec = rt.capture_end(dev);
+    if (!exec) {
+      uncapturable_plan_ = e.id;
+      return false;
+    }
+    if (graphs_.size() == 2) {
+      graphs_.front().runtime->graph_destroy(dev, graphs_.front().exec);
+      graphs_.erase(graphs_.begin());
+    }
+    graphs_.push_back(captured_graph{e.id, slots, &rt, exec});
+    ++graphs_captured_;
+    rt.graph_launch(dev, exec);
+    return true;
+  }
+
+  void drop_graphs() noexcept {
+    for (const auto& g : graphs_) g.runtime->graph_destroy(facts_.space.device, g.exec);
+    graphs_.clear();
   }
 
   // ------------------------------------------------------------ binding
@@ -741,6 +820,10 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
   std::tuple<update_slot<value_type_t<decltype(std::declval<U>().expression)>>...> upd_slots_;
   bool profiling_ = false;
   profile_report profile_;
+  bool graphs_on_ = false;
+  std::vector<captured_graph> graphs_;
+  std::uint64_t uncapturable_plan_ = 0;
+  std::size_t graph_replays_ = 0, graphs_captured_ = 0;
   std::atomic<bool> busy_{false};
 };
 

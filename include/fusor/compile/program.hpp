@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -37,6 +38,12 @@ class prepared_plan {
   /// Waits until the steps run so far have finished (a device's run
   /// asynchronously): what a profile times.
   virtual void synchronize() {}
+  /// Whether every step can be captured into a graph and replayed (a device's
+  /// steps that do not copy to or from the host).
+  virtual bool capturable() const { return false; }
+  /// Points every step at this slot table without running anything (before a
+  /// captured graph is replayed).
+  virtual void bind(void* const* slots) { (void)slots; }
 };
 
 /// What a backend gives a program: how to prepare a plan's steps.
@@ -49,6 +56,8 @@ class program {
     fusor::plan plan;
     std::unique_ptr<prepared_plan> kernels;
     std::vector<bool> runs;  ///< per step: whether it runs a kernel
+    std::uint64_t id = 0;    ///< unique within the program (graphs are keyed by it)
+    bool warm = false;       ///< has run once (its kernels loaded, its libraries initialised)
   };
 
   program() = default;
@@ -85,6 +94,7 @@ class program {
     auto e = std::make_unique<entry>();
     e->plan = make_plan(graph_, facts);
     e->kernels = prepare_(graph_, e->plan);
+    e->id = ++plans_made_;
     for (const step_info& s : e->plan.steps)
       e->runs.push_back(s.kind != step_kind::install && s.kind != step_kind::transfer);
     if (cache_.size() == max_plans) cache_.pop_back();
@@ -123,6 +133,15 @@ class program {
   }
 
   void*& slot(int s) noexcept { return slots_[static_cast<std::size_t>(s)]; }
+  const std::vector<void*>& slots() const noexcept { return slots_; }
+
+  /// Calls `before(step)` for every kernel step, running none (a captured
+  /// graph runs them: what must happen before each step still happens).
+  template <class Before>
+  void run_hooks(const entry& e, Before&& before) {
+    for (std::size_t i = 0; i < e.plan.steps.size(); ++i)
+      if (e.runs[i]) before(e.plan.steps[i]);
+  }
 
   /// Runs the kernel steps in order. `before(step)` is called before each (a
   /// borrowed output's views go stale before its buffer is rewritten). With a
@@ -161,6 +180,7 @@ class program {
   std::vector<void*> slots_;
   std::size_t arena_allocations_ = 0;
   std::size_t plans_built_ = 0;
+  std::uint64_t plans_made_ = 0;
 };
 
 }  // namespace fusor

@@ -89,13 +89,24 @@ class device_runtime {
                       std::size_t k, bool trans_a, bool trans_b) = 0;
 
   /// The emulation runs device kernels as host code: fn(context) with the
-  /// device's memory open to it. A real device has no such thing.
-  virtual void run_on_host(int device, void (*fn)(void*), void* context) {
+  /// device's memory open to it; `context` is `bytes` of trivially copyable
+  /// data (recorded while a graph is captured). A real device has no such thing.
+  virtual void run_on_host(int device, void (*fn)(void*), void* context, std::size_t bytes) {
     (void)device;
     (void)fn;
     (void)context;
+    (void)bytes;
     throw error("fusor: internal error: a host-emulated kernel was sent to a real device");
   }
+
+  // Graphs (CUDA graphs): the work ordered on the device's stream between
+  // capture_begin and capture_end is recorded instead of run, and can be
+  // replayed as one launch. capture_end returns null when the work could not
+  // be captured (the capture is then abandoned: nothing ran).
+  virtual void capture_begin(int device) = 0;
+  virtual void* capture_end(int device) = 0;
+  virtual void graph_launch(int device, void* graph) = 0;
+  virtual void graph_destroy(int device, void* graph) noexcept = 0;
 };
 
 namespace detail {

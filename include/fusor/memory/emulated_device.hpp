@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -75,6 +76,7 @@ class emulated_runtime final : public device_runtime {
   void* allocate(int device, std::size_t bytes) override {
     std::lock_guard lock(mutex_);
     state& d = devices_.at(static_cast<std::size_t>(device));
+    if (d.capturing) d.capture_failed = true;  // as on CUDA: no allocation while a graph is captured
     const std::size_t padded = padded_size(bytes);
     if (padded > options_.capacity || d.used > options_.capacity - padded)
       throw device_memory_error("fusor: out of memory on device cuda:" + std::to_string(device) +
@@ -113,7 +115,14 @@ class emulated_runtime final : public device_runtime {
 
   void copy(int device, void* dst, const void* src, std::size_t bytes, copy_direction how) override {
     std::lock_guard lock(mutex_);
-    (void)device;
+    state& d = devices_.at(static_cast<std::size_t>(device));
+    if (d.capturing) {
+      // Copies between the device and pageable host memory cannot be captured
+      // (on CUDA either); one within the device is recorded.
+      if (how != copy_direction::device_to_device) d.capture_failed = true;
+      else d.recording.push_back([dst, src, bytes] { std::memmove(dst, src, bytes); });
+      return;
+    }
     const void* dev_src = how == copy_direction::host_to_device ? nullptr : src;
     void* dev_dst = how == copy_direction::device_to_host ? nullptr : dst;
     with_access(dev_src, dev_dst, bytes, [&] { std::memmove(dst, src, bytes); });
@@ -121,11 +130,19 @@ class emulated_runtime final : public device_runtime {
 
   void zero(int device, void* p, std::size_t bytes) override {
     std::lock_guard lock(mutex_);
-    (void)device;
+    state& d = devices_.at(static_cast<std::size_t>(device));
+    if (d.capturing) {
+      d.recording.push_back([p, bytes] { std::memset(p, 0, bytes); });
+      return;
+    }
     with_access(nullptr, p, bytes, [&] { std::memset(p, 0, bytes); });
   }
 
-  void synchronize(int) override {}
+  void synchronize(int device) override {
+    std::lock_guard lock(mutex_);
+    state& d = devices_.at(static_cast<std::size_t>(device));
+    if (d.capturing) d.capture_failed = true;  // waiting inside a capture invalidates it, as on CUDA
+  }
 
   device_memory_stats memory(int device) const override {
     std::lock_guard lock(mutex_);
@@ -142,7 +159,7 @@ class emulated_runtime final : public device_runtime {
 
   void matmul(int device, dtype type, const void* a, const void* b, void* c, std::size_t m, std::size_t n,
               std::size_t k, bool trans_a, bool trans_b) override {
-    run(device, [&] {
+    auto body = [=] {
       visit(type, [&](auto zero) {
         using E = decltype(zero);
         const E* A = static_cast<const E*>(a);
@@ -161,19 +178,90 @@ class emulated_runtime final : public device_runtime {
             C[i * k + j] = acc;
           }
       });
-    });
+    };
+    run(device, body);
   }
 
-  void run_on_host(int device, void (*fn)(void*), void* context) override {
-    run(device, [&] { fn(context); });
+  void run_on_host(int device, void (*fn)(void*), void* context, std::size_t bytes) override {
+    std::lock_guard lock(mutex_);
+    state& d = devices_.at(static_cast<std::size_t>(device));
+    if (d.capturing) {  // recorded: the context is copied (it is trivially copyable)
+      d.recording.push_back([fn, copy = std::vector<std::byte>(static_cast<std::byte*>(context),
+                                                               static_cast<std::byte*>(context) + bytes)]() mutable {
+        fn(copy.data());
+      });
+      return;
+    }
+    auto call = [&] { fn(context); };
+    run_unlocked(d, call);
+  }
+
+  // Graphs: the launches, fills and device copies of a capture are recorded
+  // (nothing runs), and replayed in order by graph_launch.
+  void capture_begin(int device) override {
+    std::lock_guard lock(mutex_);
+    state& d = devices_.at(static_cast<std::size_t>(device));
+    d.capturing = true;
+    d.capture_failed = false;
+    d.recording.clear();
+  }
+  void* capture_end(int device) override {
+    std::lock_guard lock(mutex_);
+    state& d = devices_.at(static_cast<std::size_t>(device));
+    d.capturing = false;
+    if (d.capture_failed) {
+      d.recording.clear();
+      return nullptr;
+    }
+    ++d.captures;
+    return new std::vector<std::function<void()>>(std::move(d.recording));
+  }
+  void graph_launch(int device, void* graph) override {
+    std::lock_guard lock(mutex_);
+    state& d = devices_.at(static_cast<std::size_t>(device));
+    ++d.graph_launches;
+    auto replay = [&] {
+      for (auto& work : *static_cast<std::vector<std::function<void()>>*>(graph)) work();
+    };
+    run_unlocked(d, replay);
+  }
+  void graph_destroy(int, void* graph) noexcept override {
+    delete static_cast<std::vector<std::function<void()>>*>(graph);
+  }
+
+  /// Graphs captured and launched on `device` (for tests).
+  std::pair<std::uint64_t, std::uint64_t> graph_counts(int device) const {
+    std::lock_guard lock(mutex_);
+    const state& d = devices_.at(static_cast<std::size_t>(device));
+    return {d.captures, d.graph_launches};
   }
 
   /// Runs `kernel()` on the host with every live allocation of `device`
-  /// readable and writable: how the emulation executes device kernels.
+  /// readable and writable: how the emulation executes device kernels (while
+  /// a graph is captured, it is recorded instead).
   template <class Kernel>
   void run(int device, Kernel&& kernel) {
     std::lock_guard lock(mutex_);
     state& d = devices_.at(static_cast<std::size_t>(device));
+    if (d.capturing) {
+      d.recording.push_back(std::function<void()>(std::forward<Kernel>(kernel)));
+      return;
+    }
+    run_unlocked(d, kernel);
+  }
+
+ private:
+  struct state {
+    std::map<void*, std::size_t> live;
+    std::size_t used = 0, used_high = 0, reserved = 0;
+    std::uint64_t allocations = 0, frees = 0;
+    bool capturing = false, capture_failed = false;
+    std::vector<std::function<void()>> recording;
+    std::uint64_t captures = 0, graph_launches = 0;
+  };
+
+  template <class Kernel>
+  static void run_unlocked(state& d, Kernel& kernel) {
     for (const auto& [p, n] : d.live) unpoison(p, n);
     struct repoison {
       state& d;
@@ -183,13 +271,6 @@ class emulated_runtime final : public device_runtime {
     } guard{d};
     kernel();
   }
-
- private:
-  struct state {
-    std::map<void*, std::size_t> live;
-    std::size_t used = 0, used_high = 0, reserved = 0;
-    std::uint64_t allocations = 0, frees = 0;
-  };
 
   emulated_runtime() = default;
 

@@ -109,12 +109,27 @@ template <class T>
 struct instantiation {
   static void run() { walk_root<T>(); }
 };
+template <class Plain>
+struct multi_of {
+  static void run() {}
+};
+template <class X0, class X1, class... Xs>
+struct multi_of<std::tuple<X0, X1, Xs...>> {
+  static void run() {
+    using K = gpu::multi_kernel<X0, X1, Xs...>;
+    register_launcher<typename K::tag>(
+        &launch_multi<typename K::Evs, value_type_t<X0>, value_type_t<X1>, value_type_t<Xs>...>);
+  }
+};
+
 template <class... I, class... O, class... U, class... G>
 struct instantiation<function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>> {
   static void run() {
     (walk_root<typename O::expression_type>(), ...);
     (walk_root<decltype(std::declval<U>().expression)>(), ...);
     (walk_root<decltype(std::declval<G>().replacement)>(), ...);
+    // Outputs of one shape that are never written in place: one pass.
+    multi_of<typename function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>::plain_tuple>::run();
   }
 };
 

@@ -29,6 +29,8 @@
 #include <cub/block/block_reduce.cuh>
 #include <cub/device/device_transform.cuh>
 #include <cuda/std/tuple>
+#include <thrust/iterator/zip_iterator.h>
+#include <thrust/tuple.h>
 
 #include "fusor/backend/cuda/launch.hpp"
 
@@ -127,7 +129,8 @@ bool all_contiguous(const Ev& ev, const ew_space& s) {
 }
 
 template <class E, class Ev>
-void launch_group(const void* evp, void* destp, const ew_space& s, void* streamp) {
+void launch_group(const void* evp, void* destp, const ew_space* sp, void* streamp) {
+  const ew_space& s = *sp;
   const Ev& ev = *static_cast<const Ev*>(evp);
   E* dest = static_cast<E*>(destp);
   auto stream = static_cast<cudaStream_t>(streamp);
@@ -147,6 +150,131 @@ void launch_group(const void* evp, void* destp, const ew_space& s, void* streamp
     else fused_group_kernel<E, Ev, index_t, false><<<grid, block_threads, 0, stream>>>(ev, dest, s);
   }
   check_launch(cudaSuccess, "a fused elementwise kernel");
+}
+
+// ---------------------------------------------------------------- several outputs in one pass
+
+template <std::size_t N>
+struct dest_array {
+  void* p[N];
+};
+
+template <class Evs, class Index, bool Dense, class... E, std::size_t... K>
+__device__ __forceinline__ void multi_element(const Evs& evs, const dest_array<sizeof...(E)>& d, const ew_space& s,
+                                              Index i, std::index_sequence<K...>) {
+  if constexpr (Dense)
+    ((static_cast<E*>(d.p[K])[i] = static_cast<E>(get<K>(evs).dense(static_cast<index_t>(i)))), ...);
+  else
+    ((static_cast<E*>(d.p[K])[i] = static_cast<E>(strided_at<Index>(get<K>(evs), s, i))), ...);
+}
+
+template <class Evs, class Index, bool Dense, class... E>
+__global__ void __launch_bounds__(block_threads)
+    fused_multi_kernel(const Evs evs, const dest_array<sizeof...(E)> d, const ew_space s) {
+  const Index n = static_cast<Index>(s.n);
+  const Index stride = static_cast<Index>(blockDim.x) * static_cast<Index>(gridDim.x);
+  for (Index i = static_cast<Index>(blockIdx.x) * static_cast<Index>(blockDim.x) + static_cast<Index>(threadIdx.x);
+       i < n; i += stride)
+    multi_element<Evs, Index, Dense, E...>(evs, d, s, i, std::index_sequence_for<E...>{});
+}
+
+/// The evaluators as DeviceTransform calls them: on the values of all their
+/// leaves (in order: the first evaluator's, then the second's...), returning
+/// one value per output into a zip of the destinations.
+template <class Evs, class Outs, class... T>
+struct multi_value_functor;
+template <class... Ev, class... E, class... T>
+struct multi_value_functor<tuple<Ev...>, leaf_types<E...>, T...> {
+  tuple<Ev...> evs;
+  template <std::size_t K>
+  static constexpr std::size_t offset() {
+    constexpr std::size_t counts[] = {Ev::leaves..., 0};
+    std::size_t n = 0;
+    for (std::size_t j = 0; j < K; ++j) n += counts[j];
+    return n;
+  }
+  __device__ __forceinline__ thrust::tuple<E...> operator()(T... v) const {
+    tuple<T...> values{};
+    value_functor<scalar<int>, T...>::assign(values, std::index_sequence_for<T...>{}, v...);
+    return compute(values, std::index_sequence_for<Ev...>{});
+  }
+  template <std::size_t... K>
+  __device__ __forceinline__ thrust::tuple<E...> compute(const tuple<T...>& values, std::index_sequence<K...>) const {
+    return thrust::make_tuple(static_cast<E>(get<K>(evs).template values<offset<K>()>(values))...);
+  }
+};
+
+template <class Evs, class Outs, class Leaves>
+struct multi_transform_call;
+template <class... Ev, class... E, class... T>
+struct multi_transform_call<tuple<Ev...>, leaf_types<E...>, leaf_types<T...>> {
+  static cudaError_t run(const tuple<Ev...>& evs, void* const* dests, index_t n, cudaStream_t stream) {
+    const void* data[sizeof...(T) + 1] = {};
+    std::size_t k = 0;
+    tuple<Ev...> copy = evs;
+    [&]<std::size_t... J>(std::index_sequence<J...>) {
+      (for_each_leaf(get<J>(copy), [&](auto& l) { data[k++] = l.data; }), ...);
+    }(std::index_sequence_for<Ev...>{});
+    return launch(evs, dests, n, stream, data, std::index_sequence_for<T...>{}, std::index_sequence_for<E...>{});
+  }
+  template <std::size_t... K, std::size_t... O>
+  static cudaError_t launch(const tuple<Ev...>& evs, void* const* dests, index_t n, cudaStream_t stream,
+                            const void* const* data, std::index_sequence<K...>, std::index_sequence<O...>) {
+    auto inputs = ::cuda::std::make_tuple(static_cast<const T*>(data[K])...);
+    auto outputs = thrust::make_zip_iterator(static_cast<E*>(dests[O])...);
+    multi_value_functor<tuple<Ev...>, leaf_types<E...>, T...> op{evs};
+    if (n <= index_t{0x7fffffff}) return cub::DeviceTransform::Transform(inputs, outputs, static_cast<int>(n), op, stream);
+    return cub::DeviceTransform::Transform(inputs, outputs, n, op, stream);
+  }
+};
+
+template <class... L>
+struct concat_all;
+template <>
+struct concat_all<> {
+  using type = leaf_types<>;
+};
+template <class A, class... Rest>
+struct concat_all<A, Rest...> {
+  using type = typename concat<A, typename concat_all<Rest...>::type>::type;
+};
+
+template <class Evs>
+struct all_leaf_types;
+template <class... Ev>
+struct all_leaf_types<tuple<Ev...>> {
+  using type = typename concat_all<typename leaf_types_of<Ev>::type...>::type;
+};
+
+template <class Evs, class... E>
+void launch_multi(const void* evsp, void* const* dests, const ew_space* sp, void* streamp) {
+  const ew_space& s = *sp;
+  const Evs& evs = *static_cast<const Evs*>(evsp);
+  auto stream = static_cast<cudaStream_t>(streamp);
+  if (s.n == 0) return;
+  constexpr std::size_t n_out = sizeof...(E);
+  bool contiguous = s.dense;
+  [&]<std::size_t... K>(std::index_sequence<K...>) {
+    ((contiguous = contiguous && all_contiguous(get<K>(evs), s)), ...);
+  }(std::make_index_sequence<n_out>{});
+  if (contiguous) {
+    check_launch(multi_transform_call<Evs, leaf_types<E...>, typename all_leaf_types<Evs>::type>::run(evs, dests, s.n,
+                                                                                                      stream),
+                 "cub::DeviceTransform (several outputs)");
+    return;
+  }
+  dest_array<n_out> d{};
+  for (std::size_t k = 0; k < n_out; ++k) d.p[k] = dests[k];
+  const unsigned grid = grid_for(s.n);
+  const bool small = s.n <= index_t{0x7fffffff};
+  if (s.dense) {
+    if (small) fused_multi_kernel<Evs, std::int32_t, true, E...><<<grid, block_threads, 0, stream>>>(evs, d, s);
+    else fused_multi_kernel<Evs, index_t, true, E...><<<grid, block_threads, 0, stream>>>(evs, d, s);
+  } else {
+    if (small) fused_multi_kernel<Evs, std::int32_t, false, E...><<<grid, block_threads, 0, stream>>>(evs, d, s);
+    else fused_multi_kernel<Evs, index_t, false, E...><<<grid, block_threads, 0, stream>>>(evs, d, s);
+  }
+  check_launch(cudaSuccess, "a fused multi-output kernel");
 }
 
 // ---------------------------------------------------------------- reductions
@@ -206,7 +334,8 @@ __global__ void __launch_bounds__(block_threads) merge_partials_kernel(const voi
 }
 
 template <class Op, class R, class Ev>
-void launch_reduce(const void* evp, void* out, const red_space& s, void* partials, void* streamp) {
+void launch_reduce(const void* evp, void* out, const red_space* sp, void* partials, void* streamp) {
+  const red_space& s = *sp;
   const Ev& ev = *static_cast<const Ev*>(evp);
   auto stream = static_cast<cudaStream_t>(streamp);
   if (s.nout == 0) return;

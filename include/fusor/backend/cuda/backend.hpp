@@ -30,16 +30,17 @@ struct backend {
   static const void* convert_kernel() {
     return &upload_kernel<T>::entry;
   }
-  /// No multi-output pass on a device (yet): each output is its own kernel.
   template <class... Xs>
   static const void* multi_kernel() {
-    return nullptr;
+    return &gpu::multi_kernel<Xs...>::entry;
   }
 
   /// Every CUDA launcher `g` needs that this program lacks, as the texts of
   /// their nodes (empty when all are there).
   static std::vector<std::string> missing_kernels(const graph& g) {
     std::vector<std::string> out;
+    if (const auto* k = static_cast<const kernel_entry*>(g.multi_output_kernel[static_cast<std::size_t>(id)]))
+      if (k->missing()) out.push_back("the outputs fused into one pass");
     for (const graph_node& n : g.nodes)
       for (std::size_t r = 0; r < static_cast<std::size_t>(kernel_role::count); ++r)
         if (const auto* k = static_cast<const kernel_entry*>(n.kernels[static_cast<std::size_t>(id)][r]))
@@ -66,6 +67,15 @@ struct backend {
     }
     bool runs(std::size_t i) const noexcept { return steps_[i] != nullptr; }
     void run(std::size_t i, void* const* slots) { steps_[i]->run(slots, ctx_); }
+    bool capturable() const {
+      for (const auto& s : steps_)
+        if (s && !s->capturable()) return false;
+      return true;
+    }
+    void bind(void* const* slots) {
+      for (const auto& s : steps_)
+        if (s) s->bind_only(slots);
+    }
     const context& where() const noexcept { return ctx_; }
 
    private:
@@ -84,7 +94,9 @@ struct backend {
         case step_kind::materialize:
         case step_kind::output:
         case step_kind::update: k = of(kernel_role::group); break;
-        case step_kind::outputs: break;
+        case step_kind::outputs:
+          k = static_cast<const kernel_entry*>(g.multi_output_kernel[static_cast<std::size_t>(id)]);
+          break;
         case step_kind::install:
         case step_kind::transfer: return nullptr;
       }
@@ -103,6 +115,8 @@ struct backend {
     state steps;
     void run(std::size_t i, void* const* slots) override { steps.run(i, slots); }
     void synchronize() override { steps.where().runtime->synchronize(steps.where().device); }
+    bool capturable() const override { return steps.capturable(); }
+    void bind(void* const* slots) override { steps.bind(slots); }
   };
   static std::unique_ptr<prepared_plan> prepare_plan(const graph& g, const plan& p) {
     auto r = std::make_unique<prepared>();

@@ -252,19 +252,21 @@ struct ew_space {
   bool dense = false;
 };
 
-/// Collapses an evaluator filled against `out` (and the contiguous
-/// destination) into the iteration space its kernel walks.
-template <class Ev>
-ew_space collapse_group(const dims& out, Ev& ev) {
-  constexpr std::size_t k = Ev::leaves + 1;
+/// Collapses evaluators filled against `out` (and their contiguous
+/// destinations) into the iteration space their kernel walks: one evaluator
+/// for a fused group, several for a multi-output pass.
+template <class... Ev>
+ew_space collapse_group(const dims& out, Ev&... ev) {
+  constexpr std::size_t k = (Ev::leaves + ... + 0) + 1;
   std::array<std::array<index_t, max_rank>, k> strides{};
   std::array<std::array<index_t, max_rank>*, k> arrays{};
   strides[0] = c_strides(out);
   std::size_t j = 1;
-  for_each_leaf(ev, [&](auto& l) {
+  auto gather = [&](auto& l) {
     for (std::size_t d = 0; d < max_rank; ++d) strides[j][d] = l.strides[d];
     ++j;
-  });
+  };
+  (for_each_leaf(ev, gather), ...);
   for (std::size_t a = 0; a < k; ++a) arrays[a] = &strides[a];
   const loop_space s = collapse(out, arrays);
   ew_space e;
@@ -273,11 +275,12 @@ ew_space collapse_group(const dims& out, Ev& ev) {
   for (std::size_t d = 0; d < s.rank; ++d) e.extent[d] = static_cast<index_t>(s.extent[d]);
   e.dense = s.rank == 1;
   j = 1;
-  for_each_leaf(ev, [&](auto& l) {
+  auto scatter = [&](auto& l) {
     for (std::size_t d = 0; d < max_rank; ++d) l.strides[d] = d < s.rank ? strides[j][d] : 0;
     if (s.rank != 1 || (l.strides[0] != 0 && l.strides[0] != 1)) e.dense = false;
     ++j;
-  });
+  };
+  (for_each_leaf(ev, scatter), ...);
   return e;
 }
 

@@ -37,6 +37,12 @@ class prepared_step {
  public:
   virtual ~prepared_step() = default;
   virtual void run(void* const* slots, const context& ctx) = 0;
+  /// Whether the step may be captured into a graph (it copies nothing to or
+  /// from the host, and allocates nothing).
+  virtual bool capturable() const { return true; }
+  /// Points the step at a slot table without running it (before a graph
+  /// replay: the emulation reads the evaluators when it replays).
+  virtual void bind_only(void* const* slots) { (void)slots; }
 };
 
 using prepare_fn = std::unique_ptr<prepared_step> (*)(const graph&, const plan&, const step_info&, const context&);
@@ -63,20 +69,31 @@ constexpr bool kernel_parameter() {
   return true;
 }
 
+/// An emulated launch as data: the launcher and its arguments (values and
+/// pointers only), trivially copyable, so that the emulation can record it
+/// while a graph is captured and replay it.
+template <class Launcher, class... Args>
+struct emulated_call {
+  Launcher fn;
+  tuple<Args...> args;
+  static void run(void* self) {
+    auto* c = static_cast<emulated_call*>(self);
+    [&]<std::size_t... K>(std::index_sequence<K...>) { c->fn(get<K>(c->args)..., nullptr); }(
+        std::index_sequence_for<Args...>{});
+  }
+};
+
 /// Runs a launcher: on the device's stream, or, emulated, as host code with
 /// the device's memory open to it.
 template <class Launcher, class... Args>
 void launch(const context& ctx, Launcher real, Launcher emulated, Args... args) {
   if (!ctx.emulated) return real(args..., ctx.stream);
-  struct call {
-    Launcher fn;
-    std::tuple<Args...> args;
-    static void run(void* self) {
-      auto* c = static_cast<call*>(self);
-      std::apply([&](auto... a) { c->fn(a..., nullptr); }, c->args);
-    }
-  } c{emulated, std::tuple<Args...>(args...)};
-  ctx.runtime->run_on_host(ctx.device, &call::run, &c);
+  emulated_call<Launcher, Args...> c{};
+  c.fn = emulated;
+  [&]<std::size_t... K>(std::index_sequence<K...>) { ((get<K>(c.args) = args), ...); }(
+      std::index_sequence_for<Args...>{});
+  static_assert(std::is_trivially_copyable_v<decltype(c)>);
+  ctx.runtime->run_on_host(ctx.device, &emulated_call<Launcher, Args...>::run, &c, sizeof c);
 }
 
 template <class Tag, class Launcher>
@@ -114,11 +131,12 @@ struct group_kernel {
     ew_space space;
     int dest = -1;
     group_launcher launcher = nullptr;
+    void bind_only(void* const* slots) override { bind(ev, slots); }
     void run(void* const* slots, const context& ctx) override {
       if (space.n == 0) return;
       bind(ev, slots);
       detail::launch<group_launcher>(ctx, launcher, &emulated_group<E, Ev>, static_cast<const void*>(&ev),
-                                     slots[dest], static_cast<const ew_space&>(space));
+                                     slots[dest], static_cast<const ew_space*>(&space));
     }
   };
 
@@ -133,6 +151,50 @@ struct group_kernel {
     return st;
   }
   static const char* missing() { return find_launcher<tag, group_launcher>() ? nullptr : launcher_key<tag>(); }
+  static constexpr kernel_entry entry{&prepare, &missing};
+};
+
+/// Several outputs of one shape in one pass (W6 on a device), rooted at nodes
+/// of types Xs.
+template <class... Xs>
+struct multi_kernel {
+  using Evs = tuple<evaluator_t<Xs>...>;
+  using tag = multi_tag<Evs, value_type_t<Xs>...>;
+  static_assert(detail::kernel_parameter<Evs>());
+
+  struct step final : prepared_step {
+    Evs evs{};
+    ew_space space;
+    int dests[sizeof...(Xs)]{};
+    void* out[sizeof...(Xs)]{};  ///< this call's destinations (a member: a recorded launch points at it)
+    multi_launcher launcher = nullptr;
+    void bind_only(void* const* slots) override {
+      for (std::size_t k = 0; k < sizeof...(Xs); ++k) out[k] = slots[dests[k]];
+      [&]<std::size_t... K>(std::index_sequence<K...>) { (bind(get<K>(evs), slots), ...); }(
+          std::index_sequence_for<Xs...>{});
+    }
+    void run(void* const* slots, const context& ctx) override {
+      if (space.n == 0) return;
+      bind_only(slots);
+      detail::launch<multi_launcher>(ctx, launcher, &emulated_multi<Evs, value_type_t<Xs>...>,
+                                     static_cast<const void*>(&evs), static_cast<void* const*>(out),
+                                     static_cast<const ew_space*>(&space));
+    }
+  };
+
+  static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s,
+                                                const context& ctx) {
+    auto st = std::make_unique<step>();
+    const dims& shape = p.shapes[static_cast<std::size_t>(s.group[0][0])];
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+      (evaluator_builder{g, p, shape}.fill(std::type_identity<Xs>{}, get<K>(st->evs), s.group[K][0]), ...);
+      ((st->dests[K] = s.group[K][1]), ...);
+      st->space = collapse_group(shape, get<K>(st->evs)...);
+    }(std::index_sequence_for<Xs...>{});
+    st->launcher = detail::require_launcher<tag>(ctx, &emulated_multi<Evs, value_type_t<Xs>...>, "'" + s.label + "'");
+    return st;
+  }
+  static const char* missing() { return find_launcher<tag, multi_launcher>() ? nullptr : launcher_key<tag>(); }
   static constexpr kernel_entry entry{&prepare, &missing};
 };
 
@@ -160,6 +222,8 @@ struct reduce_kernel<reduce_node<Op, A, Rank>> {
     std::string what;
     dims in;
     std::unique_ptr<R[]> empty_values;  ///< a reduction of nothing: NaN or the identity, copied in
+    bool capturable() const override { return !(space.nout != 0 && space.nred == 0); }
+    void bind_only(void* const* slots) override { bind(ev, slots); }
     void run(void* const* slots, const context& ctx) override {
       if (space.nout == 0) return;
       if (space.nred == 0) {
@@ -177,7 +241,7 @@ struct reduce_kernel<reduce_node<Op, A, Rank>> {
       }
       bind(ev, slots);
       detail::launch<reduce_launcher>(ctx, launcher, &emulated_reduce<Op, Acc, Ev>, static_cast<const void*>(&ev),
-                                      slots[dest], static_cast<const red_space&>(space),
+                                      slots[dest], static_cast<const red_space*>(&space),
                                       static_cast<void*>(partials.data()));
     }
   };
@@ -280,6 +344,7 @@ struct check_kernel<map_node<F, R, Casts, Base, Exponent>> {
     reduce_launcher launcher = nullptr;
     buffer partials;
     std::string what;
+    bool capturable() const override { return false; }  // the exponent's minimum comes back to the host
     void run(void* const* slots, const context& ctx) override {
       T value{};
       if constexpr (std::is_same_v<Ev, scalar<T>>) {
@@ -289,7 +354,7 @@ struct check_kernel<map_node<F, R, Casts, Base, Exponent>> {
         bind(ev, slots);
         detail::launch<reduce_launcher>(ctx, launcher, &emulated_reduce<red::min, T, Ev>,
                                         static_cast<const void*>(&ev), static_cast<void*>(lowest.mutable_data()),
-                                        static_cast<const red_space&>(space), static_cast<void*>(partials.data()));
+                                        static_cast<const red_space*>(&space), static_cast<void*>(partials.data()));
         copy_bytes(&value, host, lowest.data(), ctx.space, sizeof(T));
       }
       if (value < T(0))
@@ -338,6 +403,7 @@ struct upload_kernel {
     std::size_t n = 0;
     dtype source{};
     std::unique_ptr<T[]> staging;  ///< the converted values (another dtype only)
+    bool capturable() const override { return false; }  // a copy from the host
     void run(void* const* slots, const context& ctx) override {
       if (n == 0) return;
       if (source == dtype_of<T>) {

@@ -26,15 +26,21 @@
 namespace fusor::gpu {
 
 /// dest[i] = element i of the group, for i in [0, s.n), on `stream`.
-using group_launcher = void (*)(const void* ev, void* dest, const ew_space& s, void* stream);
+using group_launcher = void (*)(const void* ev, void* dest, const ew_space* s, void* stream);
 /// out[o] = the reduction of output o's elements, for o in [0, s.nout).
 /// `partials`: room for s.nout * s.chunks accumulators when s.chunks > 1
 /// (each output's elements split between blocks, then merged).
-using reduce_launcher = void (*)(const void* ev, void* out, const red_space& s, void* partials, void* stream);
+using reduce_launcher = void (*)(const void* ev, void* out, const red_space* s, void* partials, void* stream);
+
+/// Several outputs of one shape in one pass: dests[k][i] = element i of
+/// evaluator k, where `evs` is a gpu::tuple of the evaluators.
+using multi_launcher = void (*)(const void* evs, void* const* dests, const ew_space* s, void* stream);
 
 /// The keys launchers are registered under.
 template <class E, class Ev>
 struct group_tag {};
+template <class Evs, class... E>
+struct multi_tag {};
 template <class Op, class R, class Ev>
 struct reduce_tag {};
 
@@ -83,14 +89,25 @@ Fn find_launcher() {
 // ---------------------------------------------------------------- the emulation's launchers
 
 template <class E, class Ev>
-void emulated_group(const void* ev, void* dest, const ew_space& s, void*) {
+void emulated_group(const void* ev, void* dest, const ew_space* sp, void*) {
+  const ew_space& s = *sp;
   const Ev& e = *static_cast<const Ev*>(ev);
   E* out = static_cast<E*>(dest);
   for (index_t i = 0; i < s.n; ++i) out[i] = static_cast<E>(element_at(e, s, i));
 }
 
+template <class Evs, class... E>
+void emulated_multi(const void* evs, void* const* dests, const ew_space* sp, void*) {
+  const ew_space& s = *sp;
+  const Evs& e = *static_cast<const Evs*>(evs);
+  [&]<std::size_t... K>(std::index_sequence<K...>) {
+    for (index_t i = 0; i < s.n; ++i) ((static_cast<E*>(dests[K])[i] = static_cast<E>(element_at(get<K>(e), s, i))), ...);
+  }(std::index_sequence_for<E...>{});
+}
+
 template <class Op, class R, class Ev>
-void emulated_reduce(const void* ev, void* out, const red_space& s, void*, void*) {
+void emulated_reduce(const void* ev, void* out, const red_space* sp, void*, void*) {
+  const red_space& s = *sp;
   const Ev& e = *static_cast<const Ev*>(ev);
   using Out = decltype(finish(accumulator<Op, R, typename Ev::value_type>::identity(), 0));
   Out* o = static_cast<Out*>(out);
