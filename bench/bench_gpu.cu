@@ -11,6 +11,8 @@
 //   GW1b a broadcast group (a matrix plus a row) against the contiguous path
 //   GW2  exp, log, tanh, sigmoid and a mixed expression, against DeviceTransform
 //   GW3  small N (2^16, 2^20): GPU time, and host time per asynchronous call
+//   GW4  a function of three kernels at 2^16: host time per call with CUDA
+//        graphs and without
 //   GW5  10 000 steady-state calls of a function with a reduction and a dot:
 //        device allocations counted (fusor's pool, cuBLAS's workspace included)
 //   GR   sum(x), sum((a - b)^2), sum(X, 1), sum(X, 0) against cub::DeviceReduce::Sum
@@ -250,6 +252,30 @@ void GW3_host_time_fusor(State& st) {
   st.counters["host_us"] = host / (100.0 * static_cast<double>(st.iterations())) * 1e6;
 }
 
+// ---------------------------------------------------------------- GW4
+
+void GW4_three_kernels(State& st) {
+  const auto n = static_cast<std::size_t>(st.range(0));
+  const bool graphs = st.range(1) != 0;
+  auto a = device_var(n, 1, "a"), b = device_var(n, 2, "b"), c = device_var(n, 3, "c");
+  // Three fused groups: two updates (one through a transposed read, so not
+  // in place) and an output of another shape.
+  auto f = make_function(fusor::inputs(), fusor::outputs(fusor::Out(fusor::sum(a), fusor::borrow, fusor::internal_type)),
+                         fusor::updates(fusor::update(b, b * 0.5 + c), fusor::update(c, fusor::exp(a) - c)));
+  f.enable_graphs(graphs);
+  for (int i = 0; i < 4; ++i) (void)f();
+  cudaStreamSynchronize(fusor_stream());
+  double host = 0;
+  for (auto _ : st) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 100; ++i) (void)f();
+    host += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    cudaStreamSynchronize(fusor_stream());
+  }
+  st.counters["host_us"] = host / (100.0 * static_cast<double>(st.iterations())) * 1e6;
+  st.counters["replays"] = static_cast<double>(f.graph_replays());
+}
+
 // ---------------------------------------------------------------- GW5
 
 void GW5_steady_allocations(State& st) {
@@ -357,6 +383,7 @@ BENCHMARK(GW2_devicetransform<3>)->Name("GW2_sigmoid_devicetransform")->Arg(1 <<
 BENCHMARK(GW2_fusor<4>)->Name("GW2_mixed_fusor")->Arg(1 << 26)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(GW2_devicetransform<4>)->Name("GW2_mixed_devicetransform")->Arg(1 << 26)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(GW3_host_time_fusor)->Arg(1 << 16)->Arg(1 << 20)->Unit(benchmark::kMicrosecond);
+BENCHMARK(GW4_three_kernels)->Args({1 << 16, 0})->Args({1 << 16, 1})->Unit(benchmark::kMicrosecond);
 BENCHMARK(GW5_steady_allocations)->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(GR_sum_fusor)->Arg(big)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(GR_sum_cub)->Arg(big)->UseManualTime()->Unit(benchmark::kMillisecond);
