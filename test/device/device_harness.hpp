@@ -4,7 +4,9 @@
 // that binary reports itself skipped before running anything).
 #pragma once
 
+#include <cmath>
 #include <cstddef>
+#include <initializer_list>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -58,6 +60,28 @@ std::vector<E> host_values(const fusor::array<E>& a) {
   std::vector<E> out(a.size());
   if (!out.empty()) fusor::copy_bytes(out.data(), fusor::host, a.data(), a.space(), a.bytes());
   return out;
+}
+/// The spaces every comparison test runs in: the host first, then the device.
+inline constexpr fusor::memory_space spaces[] = {fusor::host, dev};
+
+/// Equal within `tol` (relative), NaN where NaN.
+inline void check_close(const xt::xarray<double>& a, const xt::xarray<double>& b, double tol = 1e-12) {
+  REQUIRE(a.shape() == b.shape());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double x = static_cast<double>(a.data()[i]), y = static_cast<double>(b.data()[i]);
+    if (std::isnan(x) || std::isnan(y)) {
+      CHECK(std::isnan(x) == std::isnan(y));
+    } else {
+      CHECK(x == doctest::Approx(y).epsilon(tol));
+    }
+  }
+}
+
+/// Deterministic test values of a shape, varied and not monotone.
+inline xt::xarray<double> ramp(std::initializer_list<std::size_t> shape, double start = 0.5, double step = 0.25) {
+  xt::xarray<double> a = xt::xarray<double>::from_shape(shape);
+  for (std::size_t i = 0; i < a.size(); ++i) a.data()[i] = start + step * static_cast<double>(i % 13) - 0.1 * (i % 3);
+  return a;
 }
 
 }  // namespace device_test

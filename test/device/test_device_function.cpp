@@ -13,31 +13,10 @@
 
 using device_test::dev;
 using device_test::fixture;
+using device_test::check_close;
 using device_test::host_values;
-
-namespace {
-
-const fusor::memory_space spaces[] = {fusor::host, dev};
-
-void check_close(const xt::xarray<double>& a, const xt::xarray<double>& b, double tol = 1e-12) {
-  REQUIRE(a.shape() == b.shape());
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const double x = static_cast<double>(a.data()[i]), y = static_cast<double>(b.data()[i]);
-    if (std::isnan(x) || std::isnan(y)) {
-      CHECK(std::isnan(x) == std::isnan(y));
-    } else {
-      CHECK(x == doctest::Approx(y).epsilon(tol));
-    }
-  }
-}
-
-xt::xarray<double> ramp(std::initializer_list<std::size_t> shape, double start = 0.5, double step = 0.25) {
-  xt::xarray<double> a = xt::xarray<double>::from_shape(shape);
-  for (std::size_t i = 0; i < a.size(); ++i) a.data()[i] = start + step * static_cast<double>(i % 13) - 0.1 * (i % 3);
-  return a;
-}
-
-}  // namespace
+using device_test::ramp;
+using device_test::spaces;
 
 TEST_CASE_FIXTURE(fixture, "a fused elementwise function with broadcasting: every kind of output, on both spaces") {
   const auto xv = ramp({3, 4});
@@ -97,130 +76,6 @@ TEST_CASE_FIXTURE(fixture, "a view you hold keeps a device update out of its buf
   CHECK(!f.update_was_in_place(0));
   check_close(xt::adapt(host_values(held), {5}), ramp({5}));
   check_close(W.get_value(), 2.0 * ramp({5}));
-}
-
-TEST_CASE_FIXTURE(fixture, "reductions on a device, fused with their operand, equal the host's") {
-  xt::xarray<double> xv = ramp({4, 5, 3});
-  xv(1, 2, 0) = std::numeric_limits<double>::quiet_NaN();
-  xt::xarray<double> outs[2][12];
-  for (int k = 0; k < 2; ++k) {
-    CAPTURE(spaces[k].str());
-    auto X = fusor::shared(xv, {.name = "X", .space = spaces[k]});
-    auto Y = fusor::shared(ramp({4, 5, 3}, 1.0), {.name = "Y", .space = spaces[k]});
-    auto f = device_test::function(
-        fusor::inputs(),
-        fusor::outputs(fusor::sum(Y * 2.0), fusor::mean(Y, 1), fusor::max(Y, {0, 2}), fusor::min(Y, -1, fusor::keepdims),
-                       fusor::prod(Y, 0), fusor::argmax(Y), fusor::argmin(Y, 1), fusor::nansum(X, 2),
-                       fusor::nanmean(X, 1), fusor::nanmax(X), fusor::max(X, 2), Y / fusor::sum(Y, 1, fusor::keepdims)));
-    auto r = f();
-    outs[k][0] = xt::xarray<double>(std::get<0>(r));
-    outs[k][1] = std::get<1>(r);
-    outs[k][2] = std::get<2>(r);
-    outs[k][3] = std::get<3>(r);
-    outs[k][4] = std::get<4>(r);
-    outs[k][5] = xt::cast<double>(std::get<5>(r));
-    outs[k][6] = xt::cast<double>(std::get<6>(r));
-    outs[k][7] = std::get<7>(r);
-    outs[k][8] = std::get<8>(r);
-    outs[k][9] = xt::xarray<double>(std::get<9>(r));
-    outs[k][10] = std::get<10>(r);
-    outs[k][11] = std::get<11>(r);
-  }
-  for (int j = 0; j < 12; ++j) {
-    CAPTURE(j);
-    check_close(outs[1][j], outs[0][j], 1e-12);
-  }
-  CHECK(std::isnan(outs[1][10](1, 2)));  // NaN propagates through max on the device too
-}
-
-TEST_CASE_FIXTURE(fixture, "argmax ties and NaN: the first best position, as a sequential scan finds it") {
-  const xt::xarray<float> v{{1, 7, 7, 2}, {3, std::nanf(""), 9, std::nanf("")}, {5, 5, 5, 5}};
-  for (int k = 0; k < 2; ++k) {
-    auto V = fusor::shared(v, {.name = "V", .space = spaces[k]});
-    auto f = device_test::function(fusor::inputs(), fusor::outputs(fusor::argmax(V, 1), fusor::argmin(V, 1), fusor::argmax(V)));
-    auto [amax, amin, flat] = f();
-    CHECK(amax == xt::xarray<std::int64_t>{1, 1, 0});
-    CHECK(amin == xt::xarray<std::int64_t>{0, 1, 0});
-    CHECK(flat() == 5);
-  }
-}
-
-TEST_CASE_FIXTURE(fixture, "empty reductions on a device: NaN for mean, the identity for sum, an error for max") {
-  auto E = fusor::shared(xt::xarray<double>::from_shape({0, 3}), {.name = "E", .space = dev});
-  auto f = device_test::function(fusor::inputs(), fusor::outputs(fusor::mean(E, 0), fusor::sum(E, 0)));
-  auto [m, s] = f();
-  REQUIRE(m.size() == 3);
-  CHECK(std::isnan(m(0)));
-  CHECK(s == xt::xarray<double>{0, 0, 0});
-  auto g = device_test::function(fusor::inputs(), fusor::outputs(fusor::max(E, 0)));
-  CHECK_THROWS_AS(g(), fusor::value_error);
-}
-
-TEST_CASE_FIXTURE(fixture, "dot on a device: every form, transposed operands as flags, integers wrapping") {
-  const auto av = ramp({3, 4}), bv = ramp({4, 2}, -0.5), vv = ramp({4}, 0.2);
-  xt::xarray<double> outs[2][5];
-  for (int k = 0; k < 2; ++k) {
-    auto A = fusor::shared(av, {.name = "A", .space = spaces[k]});
-    auto B = fusor::shared(bv, {.name = "B", .space = spaces[k]});
-    auto v = fusor::shared(vv, {.name = "v", .space = spaces[k]});
-    auto f = device_test::function(
-        fusor::inputs(), fusor::outputs(fusor::dot(A, B), fusor::dot(A, v), fusor::dot(v, B), fusor::dot(v, v),
-                                        fusor::dot(fusor::transpose(B), fusor::transpose(A))));
-    auto [mm, mv, vm, vdot, tt] = f();
-    outs[k][0] = mm;
-    outs[k][1] = mv;
-    outs[k][2] = vm;
-    outs[k][3] = xt::xarray<double>(vdot);
-    outs[k][4] = tt;
-  }
-  for (int j = 0; j < 5; ++j) check_close(outs[1][j], outs[0][j], 1e-12);
-  auto I = fusor::shared(xt::xarray<std::int32_t>{{2147483647, 2}, {3, 4}}, {.name = "I", .space = dev});
-  auto g = device_test::function(fusor::inputs(), fusor::outputs(fusor::dot(I, I)));
-  const xt::xarray<std::int32_t> r = g();
-  // 2147483647 * 2147483647 + 2 * 3 wraps modulo 2^32, as NumPy's does.
-  const std::uint32_t expect = static_cast<std::uint32_t>(2147483647u) * 2147483647u + 6u;
-  CHECK(static_cast<std::uint32_t>(r(0, 0)) == expect);
-}
-
-TEST_CASE_FIXTURE(fixture, "integers wrap and casts truncate on a device; a negative integer exponent changes nothing") {
-  auto I = fusor::shared(xt::xarray<std::int32_t>{2147483647, -2147483647 - 1, 7}, {.name = "I", .space = dev});
-  auto F = fusor::shared(xt::xarray<double>{1.9, -1.9, 1e300}, {.name = "F", .space = dev});
-  auto f = device_test::function(fusor::inputs(),
-                           fusor::outputs(I + 1, -I, fusor::abs(I), fusor::cast<std::int32_t>(F), fusor::pow(I, 2)));
-  auto [plus, neg, ab, cast, sq] = f();
-  CHECK(plus == xt::xarray<std::int32_t>{-2147483647 - 1, -2147483647, 8});
-  CHECK(neg == xt::xarray<std::int32_t>{-2147483647, -2147483647 - 1, -7});
-  CHECK(ab == xt::xarray<std::int32_t>{2147483647, -2147483647 - 1, 7});
-  CHECK(cast == xt::xarray<std::int32_t>{1, -1, 0});
-  CHECK(sq(2) == 49);
-
-  fusor::vector<std::int32_t> e{"e"};
-  auto g = device_test::function(fusor::inputs(e), fusor::updates(fusor::update(I, fusor::pow(I, e))));
-  const auto* before = I.get_value(fusor::borrow, fusor::internal_type).data();
-  CHECK_THROWS_AS(g(xt::xarray<std::int32_t>{1, -1, 2}), fusor::value_error);
-  CHECK(I.get_value() == xt::xarray<std::int32_t>{2147483647, -2147483647 - 1, 7});
-  CHECK(I.get_value(fusor::borrow, fusor::internal_type).data() == before);
-  g(xt::xarray<std::int32_t>{1, 1, 2});
-  CHECK(I.get_value()(2) == 49);
-}
-
-TEST_CASE_FIXTURE(fixture, "where, clip, comparisons and NaN-ignoring selections on a device") {
-  const xt::xarray<double> v{-2, 0.5, std::nan(""), 3};
-  xt::xarray<double> outs[2][4];
-  for (int k = 0; k < 2; ++k) {
-    auto V = fusor::shared(v, {.name = "V", .space = spaces[k]});
-    auto f = device_test::function(fusor::inputs(),
-                             fusor::outputs(fusor::where(V > 0.0, V, -V), fusor::clip(V, -1.0, 1.0),
-                                            fusor::fmax(V, 0.0), fusor::maximum(0.0, V)));
-    auto [w, c, fm, mx] = f();
-    outs[k][0] = w;
-    outs[k][1] = c;
-    outs[k][2] = fm;
-    outs[k][3] = mx;
-  }
-  for (int j = 0; j < 4; ++j) check_close(outs[1][j], outs[0][j]);
-  CHECK(outs[1][2](2) == 0.0);          // fmax ignores NaN
-  CHECK(std::isnan(outs[1][3](2)));     // maximum keeps it, from either side
 }
 
 TEST_CASE_FIXTURE(fixture, "host arguments are copied in (and converted); device arrays are read where they are") {
@@ -380,35 +235,6 @@ TEST_CASE_FIXTURE(fixture, "profiling a function on a device times each step to 
     CHECK(r.seconds >= 0);
   }
   CHECK(f.profile().str().find("sum(exp(W))") != std::string::npos);
-}
-
-TEST_CASE_FIXTURE(fixture, "every expression operation on a device equals the host's") {
-  const xt::xarray<double> av = ramp({3, 4}, 0.3, 0.21), bv = ramp({4}, -0.8, 0.37);
-  const xt::xarray<std::int32_t> iv{{7, -7, 9, 0}, {-3, 5, 6, 11}, {2, -1, 8, 4}};
-  xt::xarray<double> outs[2][20];
-  for (int k = 0; k < 2; ++k) {
-    CAPTURE(spaces[k].str());
-    auto A = fusor::shared(av, {.name = "A", .space = spaces[k]});
-    auto b = fusor::shared(bv, {.name = "b", .space = spaces[k]});
-    auto I = fusor::shared(iv, {.name = "I", .space = spaces[k]});
-    auto f = device_test::function(
-        fusor::inputs(),
-        fusor::outputs(A / b - fusor::sqrt(A), fusor::expm1(A) + fusor::log1p(A), fusor::sin(A) * fusor::cos(b),
-                       fusor::tan(b), fusor::softplus(A - 1.0), fusor::pow(A, b), fusor::minimum(A, b),
-                       fusor::fmin(A, 0.5), fusor::cast<double>(I % 3), fusor::cast<double>((A > b) && !(I < 0)),
-                       fusor::cast<double>((A == A) || (I != I)), fusor::cast<double>(A <= 0.9),
-                       fusor::cast<double>(A >= b), fusor::transpose(A) * 2.0, fusor::reshape(A + 1.0, {2, -1}),
-                       fusor::transpose(fusor::exp(A), {1, 0}), -fusor::abs(b), fusor::cast<double>(I / 2),
-                       fusor::where(I > 0, A, b), fusor::cast<double>(fusor::pow(I, 2))));
-    auto r = f();
-    [&]<std::size_t... J>(std::index_sequence<J...>) {
-      ((outs[k][J] = xt::xarray<double>(std::get<J>(r))), ...);
-    }(std::make_index_sequence<20>{});
-  }
-  for (int j = 0; j < 20; ++j) {
-    CAPTURE(j);
-    check_close(outs[1][j], outs[0][j], 1e-12);
-  }
 }
 
 TEST_CASE_FIXTURE(fixture, "givens and copy(swap) on a device") {
