@@ -46,6 +46,7 @@ template <class Op, class A, int R> void graph_key(const reduce_node<Op, A, R>&,
 template <class A> void graph_key(const transpose_node<A>&, key_t&);
 template <class A, int N> void graph_key(const reshape_node<A, N>&, key_t&);
 template <class A, class B> void graph_key(const dot_node<A, B>&, key_t&);
+template <class A, int N> void graph_key(const view_node<A, N>&, key_t&);
 
 template <class T, int N>
 void graph_key(const input<T, N>& e, std::vector<std::uint64_t>& key) {
@@ -91,6 +92,11 @@ template <class A, class B>
 void graph_key(const dot_node<A, B>& e, std::vector<std::uint64_t>& key) {
   graph_key(e.lhs(), key);
   graph_key(e.rhs(), key);
+}
+template <class A, int N>
+void graph_key(const view_node<A, N>& e, std::vector<std::uint64_t>& key) {
+  e.spec().append_key(key);
+  graph_key(e.arg(), key);
 }
 
 /// Checks a value bound with `x = value` for its input and describes it (the

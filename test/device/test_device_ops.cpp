@@ -168,3 +168,31 @@ TEST_CASE_FIXTURE(fixture, "every expression operation on a device equals the ho
     check_close(outs[1][j], outs[0][j], 1e-12);
   }
 }
+
+TEST_CASE_FIXTURE(fixture, "views on a device: offsets and strides in the device kernels, as on the host") {
+  using fusor::_;
+  using fusor::all;
+  using fusor::newaxis;
+  using fusor::range;
+  const auto uv = ramp({6, 5}, -1.0, 0.3);
+  xt::xarray<double> outs[2][6];
+  for (int k = 0; k < 2; ++k) {
+    auto U = fusor::shared(uv, {.name = "U", .space = spaces[k]});
+    auto f = device_test::function(
+        fusor::inputs(),
+        fusor::outputs(fusor::view(U, range(1, -1), range(_, _, -1)),
+                       (fusor::view(U, range(_, -2), range(1, -1)) + fusor::view(U, range(2, _), range(1, -1))) / 2.0,
+                       fusor::view(U, 3) * fusor::view(U, all, 2, newaxis),
+                       fusor::sum(fusor::view(U, range(_, _, 2)), 1),
+                       fusor::view(fusor::exp(U), range(2, 4), -1),
+                       fusor::dot(fusor::view(U, range(1, 3)), fusor::view(U, 0))));
+    auto r = f();
+    [&]<std::size_t... J>(std::index_sequence<J...>) {
+      ((outs[k][J] = xt::xarray<double>(std::get<J>(r))), ...);
+    }(std::make_index_sequence<6>{});
+  }
+  for (int j = 0; j < 6; ++j) {
+    CAPTURE(j);
+    check_close(outs[1][j], outs[0][j], 1e-12);
+  }
+}

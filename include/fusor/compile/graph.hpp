@@ -33,13 +33,14 @@
 #include "fusor/expr/leaves.hpp"
 #include "fusor/expr/reduction.hpp"
 #include "fusor/expr/shape_ops.hpp"
+#include "fusor/expr/view.hpp"
 #include "fusor/shared/variable.hpp"
 
 namespace fusor {
 
 /// `given`: a read of a replaced input or shared variable (a function's
 /// givens); its one child is the replacement, read from memory.
-enum class node_kind : std::uint8_t { input, shared, constant, map, cast, reduce, dot, transpose, reshape, given };
+enum class node_kind : std::uint8_t { input, shared, constant, map, cast, reduce, dot, transpose, reshape, given, view };
 
 /// What a reduction computes (the run-time name of red::*).
 enum class reduce_kind : std::uint8_t { sum, mean, prod, max, min, argmax, argmin, nansum, nanmean, nanmax, nanmin };
@@ -95,6 +96,8 @@ struct graph_node {
   // transpose: the permutation (count 0: reverse all); reshape: the extents
   std::array<index_t, max_rank> params{};
   int nparams = 0;
+  // view: its index items
+  view_spec slices{};
   /// The node as fusor prints it ("exp(W) + x"): plans and messages.
   std::string text;
   /// Each backend's kernels for this node's C++ type, by role (null: none).
@@ -461,6 +464,14 @@ class graph_builder {
     for (int i = 0; i < n.nparams; ++i) n.params[static_cast<std::size_t>(i)] = e.perm(i);
     key.push_back(static_cast<std::uint64_t>(n.nparams));
     for (int i = 0; i < n.nparams; ++i) key.push_back(static_cast<std::uint64_t>(n.params[static_cast<std::size_t>(i)]));
+  }
+  template <class A, int N>
+  void describe(const view_node<A, N>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+    n.kind = node_kind::view;
+    n.arity = 1;
+    n.child[0] = operand_in_memory(e.arg());
+    n.slices = e.spec();
+    n.slices.append_key(key);
   }
   template <class A, int N>
   void describe(const reshape_node<A, N>& e, graph_node& n, std::vector<std::uint64_t>& key) {

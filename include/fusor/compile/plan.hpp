@@ -48,6 +48,7 @@ struct node_value {
   int slot = -1;
   dims shape;
   std::array<index_t, max_rank> strides{};  ///< element strides of the view
+  index_t offset = 0;                         ///< elements from the slot's start to the view's first element
   bool contiguous() const noexcept {
     const auto c = c_strides(shape);
     for (std::size_t d = 0; d < shape.rank(); ++d)

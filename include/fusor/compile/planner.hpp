@@ -154,16 +154,28 @@ class planner {
           const node_value& c = in_memory(n.child[0]);
           const auto perm = detail::permutation(n, c.shape.rank());
           v.slot = c.slot;
+          v.offset = c.offset;
           v.shape = p_.shapes[static_cast<std::size_t>(i)];
           for (std::size_t d = 0; d < c.shape.rank(); ++d) v.strides[d] = c.strides[static_cast<std::size_t>(perm[d])];
           break;
         }
         case node_kind::reshape: {
           const node_value& c = in_memory(n.child[0]);
-          const int slot = c.contiguous() ? c.slot : copy_of(n.child[0]);
-          v.slot = slot;
+          const bool in_place = c.contiguous();
+          v.slot = in_place ? c.slot : copy_of(n.child[0]);
+          v.offset = in_place ? c.offset : 0;
           v.shape = p_.shapes[static_cast<std::size_t>(i)];
           v.strides = c_strides(v.shape);
+          break;
+        }
+        case node_kind::view: {
+          // A view of a value in memory: the same slot, with an offset and strides.
+          const node_value c = in_memory(n.child[0]);
+          const auto r = detail::resolve_view(n, c.shape, c.strides);
+          v.slot = c.slot;
+          v.offset = c.offset + r.offset;
+          v.shape = r.shape;
+          v.strides = r.strides;
           break;
         }
         case node_kind::given: {
@@ -260,7 +272,7 @@ class planner {
       if (o == overlap::partial) {
         ok = false;
         why = "reads " + g_[leaf].text + ", which overlaps the buffer partially";
-      } else if (g_[leaf].type != type || !(v.shape == shape) || !v.contiguous()) {
+      } else if (g_[leaf].type != type || !(v.shape == shape) || !v.contiguous() || v.offset != 0) {
         ok = false;
         why = "reads the buffer as " + g_[leaf].text + " at other indices than it writes (a permuted, broadcast or "
                                                         "reshaped read)";
@@ -380,7 +392,8 @@ class planner {
   /// temporary not produced yet (and, first, what that step reads).
   void ensure_value(int node) {
     const graph_node& n = g_[node];
-    if (n.kind == node_kind::transpose || n.kind == node_kind::reshape || n.kind == node_kind::given) {
+    if (n.kind == node_kind::transpose || n.kind == node_kind::reshape || n.kind == node_kind::given ||
+        n.kind == node_kind::view) {
       const int child = n.child[0];
       ensure_value(child);
       const int slot = p_.values[static_cast<std::size_t>(node)].slot;
@@ -452,6 +465,7 @@ class planner {
   /// BLAS reads a matrix as is or transposed: contiguous, or the transpose of
   /// contiguous memory.
   static bool blas_ready(const node_value& v) {
+    if (v.offset != 0) return false;  // BLAS gets the slot's own start
     if (v.contiguous()) return true;
     return v.shape.rank() == 2 && v.shape[0] > 1 && v.shape[1] > 1 && v.strides[0] == 1 &&
            v.strides[1] == static_cast<index_t>(v.shape[0]);

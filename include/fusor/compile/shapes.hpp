@@ -63,6 +63,76 @@ inline std::array<int, max_rank> permutation(const graph_node& n, std::size_t r)
   return perm;
 }
 
+/// A view of a value of shape `in` with element strides `strides`: its shape,
+/// its strides and the offset of its first element (NumPy's basic indexing:
+/// negative bounds count from the end, ranges are clamped, an integer out of
+/// range is an index_error).
+struct resolved_view {
+  dims shape;
+  std::array<index_t, max_rank> strides{};
+  index_t offset = 0;
+};
+
+inline resolved_view resolve_view(const graph_node& n, const dims& in, const std::array<index_t, max_rank>& strides) {
+  const view_spec& v = n.slices;
+  int named = 0;  // operand axes the items name
+  for (int i = 0; i < v.count; ++i) named += v.items[static_cast<std::size_t>(i)].kind != slice_item::newaxis;
+  if (named > static_cast<int>(in.rank()))
+    throw index_error(n.text + ": too many indices for an operand of shape " + in.str() + ": " +
+                      std::to_string(named) + " given, " + std::to_string(in.rank()) + " axes");
+  resolved_view r;
+  std::size_t axis = 0;
+  auto keep = [&](std::size_t extent, index_t stride) {
+    if (r.shape.rank() == max_rank)
+      throw rank_error(n.text + ": the view's rank exceeds FUSOR_MAX_RANK (" + std::to_string(max_rank) + ")");
+    r.strides[r.shape.rank()] = stride;
+    r.shape.push_back(extent);
+  };
+  for (int i = 0; i < v.count; ++i) {
+    const slice_item& s = v.items[static_cast<std::size_t>(i)];
+    if (s.kind == slice_item::newaxis) {
+      keep(1, 0);
+      continue;
+    }
+    const auto len = static_cast<index_t>(in[axis]);
+    if (s.kind == slice_item::index) {
+      index_t k = s.start;
+      if (k < -len || k >= len)
+        throw index_error(n.text + ": index " + std::to_string(s.start) + " is out of bounds for axis " +
+                          std::to_string(axis) + " with size " + std::to_string(len));
+      if (k < 0) k += len;
+      r.offset += k * strides[axis];
+    } else {
+      const index_t step = s.step;
+      if (step == 0) throw value_error(n.text + ": slice step cannot be zero");
+      // NumPy's slice.indices(len)
+      index_t start, stop;
+      if (!s.has_start) {
+        start = step > 0 ? 0 : len - 1;
+      } else {
+        start = s.start < 0 ? s.start + len : s.start;
+        if (start < 0) start = step < 0 ? -1 : 0;
+        else if (start >= len) start = step < 0 ? len - 1 : len;
+      }
+      if (!s.has_stop) {
+        stop = step > 0 ? len : -1;
+      } else {
+        stop = s.stop < 0 ? s.stop + len : s.stop;
+        if (stop < 0) stop = step < 0 ? -1 : 0;
+        else if (stop >= len) stop = step < 0 ? len - 1 : len;
+      }
+      index_t count = 0;
+      if (step > 0 && stop > start) count = (stop - start - 1) / step + 1;
+      if (step < 0 && start > stop) count = (start - stop - 1) / (-step) + 1;
+      if (count > 0) r.offset += start * strides[axis];
+      keep(static_cast<std::size_t>(count), strides[axis] * step);
+    }
+    ++axis;
+  }
+  for (; axis < in.rank(); ++axis) keep(in[axis], strides[axis]);  // axes not named: whole
+  return r;
+}
+
 inline dims reshaped(const graph_node& n, const dims& in) {
   dims shape;
   int infer = -1;
@@ -159,6 +229,7 @@ inline std::vector<dims> infer_shapes(const graph& g, const call_facts& f) {
         break;
       }
       case node_kind::reshape: out = detail::reshaped(n, child(0)); break;
+      case node_kind::view: out = detail::resolve_view(n, child(0), c_strides(child(0))).shape; break;
       case node_kind::given: {
         const graph_given& gg = g.givens[static_cast<std::size_t>(n.leaf)];
         out = child(0);

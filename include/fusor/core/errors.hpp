@@ -42,6 +42,13 @@ class value_error : public error {
   using error::error;
 };
 
+/// An index out of range: a view's integer index, or an index of take(). The
+/// message names the index, the axis and its length.
+class index_error : public error {
+ public:
+  using error::error;
+};
+
 /// Reading or writing a .npy / .npz file failed; the file is named.
 class io_error : public error {
  public:

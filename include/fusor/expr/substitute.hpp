@@ -64,6 +64,8 @@ template <class A, int N, class... S>
 reshape_node<A, N> substitute(const reshape_node<A, N>& e, const std::tuple<S...>& swaps);
 template <class A, class B, class... S>
 dot_node<A, B> substitute(const dot_node<A, B>& e, const std::tuple<S...>& swaps);
+template <class A, int N, class... S>
+view_node<A, N> substitute(const view_node<A, N>& e, const std::tuple<S...>& swaps);
 
 template <class T, int N, class... S>
 input<T, N> substitute(const input<T, N>& e, const std::tuple<S...>&) {
@@ -106,6 +108,10 @@ reshape_node<A, N> substitute(const reshape_node<A, N>& e, const std::tuple<S...
 template <class A, class B, class... S>
 dot_node<A, B> substitute(const dot_node<A, B>& e, const std::tuple<S...>& swaps) {
   return dot_node<A, B>(substitute(e.lhs(), swaps), substitute(e.rhs(), swaps));
+}
+template <class A, int N, class... S>
+view_node<A, N> substitute(const view_node<A, N>& e, const std::tuple<S...>& swaps) {
+  return view_node<A, N>(substitute(e.arg(), swaps), e.spec());
 }
 
 }  // namespace fusor

@@ -14,6 +14,7 @@
 #include "fusor/expr/leaves.hpp"
 #include "fusor/expr/reduction.hpp"
 #include "fusor/expr/shape_ops.hpp"
+#include "fusor/expr/view.hpp"
 
 namespace fusor {
 
@@ -48,6 +49,10 @@ void visit_leaves(const transpose_node<A>& e, F&& f) {
 }
 template <class F, class A, int N>
 void visit_leaves(const reshape_node<A, N>& e, F&& f) {
+  visit_leaves(e.arg(), f);
+}
+template <class F, class A, int N>
+void visit_leaves(const view_node<A, N>& e, F&& f) {
   visit_leaves(e.arg(), f);
 }
 template <class F, class A, class B>
@@ -135,8 +140,9 @@ void pattern_into(const X& e, std::vector<bool>& p) {
       }
     and_right_aligned(p, q);
   } else if constexpr (requires { e.arg(); }) {
-    // cast keeps the pattern; transpose and reshape lose what we know
-    if constexpr (requires { e.reverses(); } || requires { e.extent(0); }) std::fill(p.begin(), p.end(), false);
+    // cast keeps the pattern; transpose, reshape and views lose what we know
+    if constexpr (requires { e.reverses(); } || requires { e.extent(0); } || requires { e.slice_count(); })
+      std::fill(p.begin(), p.end(), false);
     else pattern_into(e.arg(), p);
   } else {
     std::fill(p.begin(), p.end(), false);  // dot

@@ -35,7 +35,8 @@ struct leaf {
   static constexpr std::size_t leaves = 1;
 
   const E* data = nullptr;
-  int slot = -1;  ///< the plan's slot this leaf reads: data is bound from it at every call
+  int slot = -1;       ///< the plan's slot this leaf reads: data is bound from it at every call
+  index_t offset = 0;  ///< where the view starts in the slot (a view's offset), in elements
   dims view_shape;
   std::array<index_t, max_rank> view_strides{};  // element strides of the view itself
   std::array<index_t, max_rank> strides{};       // strides against the output index space
@@ -51,16 +52,6 @@ struct leaf {
   }
 
   const dims& shape() const noexcept { return view_shape; }
-
-  /// [first, last) bytes the view may read: what alias and overlap checks compare.
-  std::pair<const std::byte*, const std::byte*> byte_range() const noexcept {
-    const auto* a = reinterpret_cast<const std::byte*>(data);
-    if (view_shape.elements() == 0) return {a, a};
-    std::size_t last = 0;
-    for (std::size_t d = 0; d < view_shape.rank(); ++d)
-      last += (view_shape[d] - 1) * static_cast<std::size_t>(view_strides[d] < 0 ? 0 : view_strides[d]);
-    return {a, a + (last + 1) * sizeof(E)};
-  }
 
   /// Right-aligns the view on `out`; axes it lacks or has as 1 get stride 0.
   void broadcast_to(const dims& out) noexcept {

@@ -81,6 +81,7 @@ struct evaluator_builder {
   void fill(std::type_identity<X>, leaf<E>& l, int node) const {
     const node_value& v = p.values[static_cast<std::size_t>(node)];
     l.slot = v.slot;
+    l.offset = v.offset;
     l.view_shape = v.shape;
     l.view_strides = v.strides;
   }
@@ -118,7 +119,7 @@ template <class Ev>
 inline void bind(Ev& ev, void* const* slots) noexcept {
   ev.for_each_leaf([&](auto& l) {
     using E = typename std::remove_reference_t<decltype(l)>::value_type;
-    l.data = static_cast<const E*>(slots[l.slot]);
+    l.data = static_cast<const E*>(slots[l.slot]) + l.offset;
   });
 }
 

@@ -41,6 +41,7 @@ struct leaf {
 
   const E* data;
   int slot;
+  index_t offset;             ///< where the view starts in the slot, in elements
   index_t strides[max_rank];  ///< element strides along the (collapsed) iteration axes
 
   FUSOR_INLINE E dense(index_t i) const { return data[i * strides[0]]; }
@@ -219,6 +220,7 @@ struct evaluator_builder {
     const node_value& v = p.values[static_cast<std::size_t>(node)];
     l.data = nullptr;
     l.slot = v.slot;
+    l.offset = v.offset;
     const std::size_t r = out.rank(), lr = v.shape.rank();
     for (std::size_t d = 0; d < max_rank; ++d) l.strides[d] = 0;
     for (std::size_t d = 0; d < r; ++d)
@@ -301,7 +303,7 @@ template <class Ev>
 void bind(Ev& ev, void* const* slots) noexcept {
   for_each_leaf(ev, [&](auto& l) {
     using E = typename std::remove_reference_t<decltype(l)>::value_type;
-    l.data = static_cast<const E*>(slots[l.slot]);
+    l.data = static_cast<const E*>(slots[l.slot]) + l.offset;
   });
 }
 
