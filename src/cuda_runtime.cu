@@ -224,6 +224,14 @@ class cuda_runtime final : public fusor::device_runtime {
     }
   }
 
+  void copy_2d(int i, void* dst, std::size_t dpitch, const void* src, std::size_t spitch, std::size_t width,
+               std::size_t height) override {
+    if (width == 0 || height == 0) return;
+    device& d = ready(i);
+    check(cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, cudaMemcpyDeviceToDevice, d.stream),
+          "cudaMemcpy2DAsync (device to device)");
+  }
+
   void zero(int i, void* p, std::size_t bytes) override {
     if (bytes == 0) return;
     device& d = ready(i);

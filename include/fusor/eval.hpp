@@ -173,6 +173,47 @@ void build(evaluation& ev, const char* who, Add&& add) {
   ev.built = true;
 }
 
+/// fusor::assign of an expression of the variable's dtype: a function of one
+/// update (of all of the variable, or with `region`, of a view of it).
+template <class T, class Expr, class... B>
+void assign_planned(const shared<T>& dest, const Expr& expr, const view_spec* region, const B&... bindings) {
+  using E = element_type_of<T>;
+  auto& record = *dest.record();
+  thread_local evaluation ev;
+  ev.probe.clear();
+  graph_key(expr, ev.probe);
+  ev.probe.push_back(dest.id());
+  if (region) region->append_key(ev.probe);
+  else ev.probe.push_back(~std::uint64_t{0});
+  if (!ev.built || ev.probe != ev.key)
+    build(ev, "fusor::assign", [&](graph& g, auto& b) {
+      graph_update u;
+      u.node = b.add_root(expr);
+      u.variable = b.add_shared(dest);
+      u.broadcastable = record.broadcastable_mask();
+      if (region) {
+        u.partial = true;
+        u.region = *region;
+      }
+      g.updates.push_back(u);
+    });
+  bind_inputs(ev.prog.graph(), ev.facts, bindings...);
+  check_spaces(ev.facts, ev.prog.graph());
+  read_shared_facts(ev.prog.graph(), ev.facts);
+  auto& entry = ev.prog.plan_for(ev.facts);
+  const update_plan& u = entry.plan.updates[0];
+  ev.prog.bind_slots(entry, ev.facts);
+  array<E> fresh;
+  if (!u.in_place) {
+    fresh = array<E>::allocate(u.shape, dest.space());
+    ev.prog.slot(u.spare) = fresh.mutable_data();
+  }
+  ev.prog.run(entry, nullptr, [](const step_info&) {});
+  if (u.in_place) record.written_in_place();
+  else record.install(std::move(fresh));
+  if (ev.prog.arena_bytes() > evaluation::keep_arena_bytes) ev.prog.release_arena();
+}
+
 }  // namespace detail
 
 /// Evaluates `expr` once into a fresh value, with `input = value` bindings.
@@ -241,34 +282,30 @@ void assign(shared<T>& dest, X&& x, const B&... bindings) {
     for (std::size_t i = 0; i < shape.elements(); ++i) fresh.mutable_data()[i] = convert_element<E>(src[i]);
     record.install(host_accessible(dest.space()) ? std::move(fresh) : fresh.to(dest.space()));
   } else {
-    thread_local detail::evaluation ev;
-    ev.probe.clear();
-    detail::graph_key(expr, ev.probe);
-    ev.probe.push_back(dest.id());
-    if (!ev.built || ev.probe != ev.key)
-      detail::build(ev, "fusor::assign", [&](graph& g, auto& b) {
-        graph_update u;
-        u.node = b.add_root(expr);
-        u.variable = b.add_shared(dest);
-        u.broadcastable = record.broadcastable_mask();
-        g.updates.push_back(u);
-      });
-    detail::bind_inputs(ev.prog.graph(), ev.facts, bindings...);
-    check_spaces(ev.facts, ev.prog.graph());
-    read_shared_facts(ev.prog.graph(), ev.facts);
-    auto& entry = ev.prog.plan_for(ev.facts);
-    const update_plan& u = entry.plan.updates[0];
-    ev.prog.bind_slots(entry, ev.facts);
-    array<E> fresh;
-    if (!u.in_place) {
-      fresh = array<E>::allocate(u.shape, dest.space());
-      ev.prog.slot(u.spare) = fresh.mutable_data();
-    }
-    ev.prog.run(entry, nullptr, [](const step_info&) {});
-    if (u.in_place) record.written_in_place();
-    else record.install(std::move(fresh));
-    if (ev.prog.arena_bytes() > detail::evaluation::keep_arena_bytes) ev.prog.release_arena();
+    detail::assign_planned(dest, expr, nullptr, bindings...);
   }
+}
+
+/// Evaluates `expr` into part of a shared variable: afterwards
+/// `view(u, items...)` holds it (broadcast to the view's shape) and the rest
+/// of u keeps its value — NumPy's `u[items] = expr`. The expression may read
+/// u anywhere (shifted, as a stencil does): it sees u's values from before
+/// the assignment. Written into u's buffer when every read of u is at the
+/// index written; otherwise into a fresh buffer, which u then holds (the
+/// rest of u is copied there first). A C++ number is a weak scalar of u's
+/// dtype: `assign(view(u, 0), 0)`.
+template <class T, int N, class X, class... B>
+  requires(operand<X>)
+void assign(const view_node<shared_leaf<T>, N>& dest, X&& x, const B&... bindings) {
+  using E = element_type_of<T>;
+  auto expr = detail::update_expression<E>(std::forward<X>(x));
+  static_assert(std::is_same_v<value_type_t<decltype(expr)>, E>,
+                "FUSOR_UPDATE_DTYPE_MISMATCH: fusor::assign into a view: the expression must have the variable's "
+                "dtype; convert it with fusor::cast<E>(...)");
+  static_assert(N == dynamic_rank || rank_v<decltype(expr)> == dynamic_rank || rank_v<decltype(expr)> <= N,
+                "FUSOR_RANK_MISMATCH: fusor::assign into a view: the expression must broadcast to the view (of "
+                "the view's rank or less)");
+  detail::assign_planned(dest.arg().variable(), expr, &dest.spec(), bindings...);
 }
 
 }  // namespace fusor

@@ -406,6 +406,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
         if (targets[j] == var.id())
           throw value_error("fusor::function: " + var.record()->describe() + " has two update expressions (R54)");
       targets[k] = var.id();
+      if (u.partial) return;  // the variable keeps its shape: the planner checks the region's
       const std::vector<bool> want = var.broadcastable();
       const std::vector<bool> got = broadcastable_pattern(u.expression, want.size());
       if (want != got)
@@ -433,7 +434,8 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
   template <class Swaps, std::size_t... K>
   updates_t<U...> swap_updates(const Swaps& sw, std::index_sequence<K...>) const {
     return updates_t<U...>{std::tuple<U...>{U{swapped(std::get<K>(upds_).variable, sw),
-                                                substitute(std::get<K>(upds_).expression, sw)}...}};
+                                                substitute(std::get<K>(upds_).expression, sw),
+                                                std::get<K>(upds_).region, std::get<K>(upds_).partial}...}};
   }
   template <class Swaps, std::size_t... K>
   givens_t<G...> swap_givens(const Swaps& sw, std::index_sequence<K...>) const {
@@ -500,6 +502,8 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
       gu.node = b.add_root(u.expression);
       gu.variable = b.add_shared(u.variable);
       gu.broadcastable = u.variable.record()->broadcastable_mask();
+      gu.partial = u.partial;
+      gu.region = u.region;
       g.updates.push_back(gu);
     });
     for (const auto& gg : g.givens) {

@@ -178,6 +178,9 @@ struct graph_update {
   int node = -1;
   int variable = -1;  ///< index in graph::shared
   std::uint32_t broadcastable = 0;
+  /// An update of a view of the variable: only `region` of it is written.
+  bool partial = false;
+  view_spec region{};
 };
 
 class graph {

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "fusor/compile/graph.hpp"
+#include "fusor/compile/region.hpp"
 #include "fusor/core/dims.hpp"
 
 namespace fusor {
@@ -67,6 +68,7 @@ enum class step_kind : std::uint8_t {
   outputs,      ///< several outputs of one shape in one fused pass
   output,       ///< one output (fused group), into its buffer or, in place, a lent input's
   update,       ///< one update (fused group), into its spare buffer or, in place, the variable's
+  copy,         ///< an update of a view into a spare buffer: the rest of the variable copied there first
   install,      ///< commit: the spare buffer becomes the variable's value (ping-pong)
   transfer,     ///< commit: another updated variable's old buffer becomes this one's value
 };
@@ -81,6 +83,11 @@ struct step_info {
   bool in_place = false;
   /// outputs: (node, dest slot, output index) per output of the pass
   std::vector<std::array<int, 3>> group;
+  /// An update of a view: the part of `dest` written (its slot is dest; the
+  /// step's shape is the region's). Slot -1: all of dest, contiguous.
+  node_value region;
+  /// copy: the boxes copied from reads[0] into dest (both of dest's shape).
+  std::vector<box> boxes;
   std::vector<int> reads;  ///< the slots the step reads
   double bytes = 0;        ///< bytes read and written, STREAM-counted (for the profile)
   std::string label;       ///< what the profile and f.plan() call it
@@ -89,6 +96,8 @@ struct step_info {
 /// How an update is written.
 struct update_plan {
   bool in_place = false;
+  bool partial = false;     ///< an update of a view: `shape` is the variable's, `region` the part written
+  node_value region;
   int transfer_from = -1;   ///< the update whose variable's old buffer this one takes
   bool transfer_source = false;
   int spare = -1;           ///< the spare slot written when not in place
@@ -234,6 +243,7 @@ inline const char* kind_name(step_kind k) noexcept {
     case step_kind::outputs: return "outputs";
     case step_kind::output: return "output";
     case step_kind::update: return "update";
+    case step_kind::copy: return "copy";
     case step_kind::install: return "install";
     case step_kind::transfer: return "transfer";
   }

@@ -36,6 +36,7 @@
 
 #include "fusor/compile/graph.hpp"
 #include "fusor/compile/plan.hpp"
+#include "fusor/compile/region.hpp"
 #include "fusor/compile/shapes.hpp"
 #include "fusor/memory/buffer.hpp"
 
@@ -54,8 +55,25 @@ void for_each_group_leaf(const graph& g, int node, F&& f) {
   }
 }
 
+/// The view an update of a view writes, as the expression prints it ("u[1:-1, 1:-1]").
+inline std::string region_text(const graph& g, const graph_update& u) {
+  const auto& var = g.shared[static_cast<std::size_t>(u.variable)];
+  const std::string name = var.record->name();
+  return (name.empty() ? "<shared#" + std::to_string(var.id) + ">" : name) + "[" + u.region.str() + "]";
+}
+
 inline std::string update_label(const graph& g, int k) {
-  return "update " + g.shared[static_cast<std::size_t>(g.updates[static_cast<std::size_t>(k)].variable)].describe();
+  const graph_update& u = g.updates[static_cast<std::size_t>(k)];
+  return "update " + (u.partial ? region_text(g, u) : g.shared[static_cast<std::size_t>(u.variable)].describe());
+}
+
+/// Whether a value of shape `from` broadcasts to `to` (NumPy's rule, `to` fixed).
+inline bool broadcasts_to(const dims& from, const dims& to) {
+  if (from.rank() > to.rank()) return false;
+  const std::size_t lead = to.rank() - from.rank();
+  for (std::size_t d = 0; d < from.rank(); ++d)
+    if (from[d] != 1 && from[d] != to[lead + d]) return false;
+  return true;
 }
 }  // namespace detail
 
@@ -197,9 +215,15 @@ class planner {
   // ------------------------------------------------------------ updates
 
   void check_updates() {
-    for (const auto& u : g_.updates) {
+    p_.updates.resize(g_.updates.size());
+    for (std::size_t k = 0; k < g_.updates.size(); ++k) {
+      const graph_update& u = g_.updates[k];
       const dims& shape = p_.shapes[static_cast<std::size_t>(u.node)];
       const auto& var = g_.shared[static_cast<std::size_t>(u.variable)];
+      if (u.partial) {
+        check_partial(k);
+        continue;
+      }
       if (static_cast<int>(shape.rank()) != var.rank)
         throw rank_error("the update of " + var.describe() + ", " + g_[u.node].text +
                          ", has shape " + shape.str() + " but the variable has rank " + std::to_string(var.rank));
@@ -208,13 +232,40 @@ class planner {
           throw shape_error("the update of " + var.describe() + ", " + g_[u.node].text + ", has shape " + shape.str() +
                             ", but axis " + std::to_string(d) + " of the variable is broadcastable");
     }
-    p_.updates.resize(g_.updates.size());
     p_.outputs.resize(g_.outputs.size());
-    for (std::size_t k = 0; k < g_.updates.size(); ++k) p_.updates[k].shape = p_.shapes[static_cast<std::size_t>(g_.updates[k].node)];
+    for (std::size_t k = 0; k < g_.updates.size(); ++k)
+      if (!g_.updates[k].partial) p_.updates[k].shape = p_.shapes[static_cast<std::size_t>(g_.updates[k].node)];
     for (std::size_t k = 0; k < g_.outputs.size(); ++k) {
       p_.outputs[k].shape = p_.shapes[static_cast<std::size_t>(g_.outputs[k].node)];
       p_.outputs[k].slot = p_.output_slot[k];
     }
+  }
+
+  /// An update of a view: the variable has a value, the region is valid for
+  /// its shape, and the expression broadcasts to the region.
+  void check_partial(std::size_t k) {
+    const graph_update& u = g_.updates[k];
+    const auto& var = g_.shared[static_cast<std::size_t>(u.variable)];
+    const auto& facts = f_.shared[static_cast<std::size_t>(u.variable)];
+    const std::string target = detail::region_text(g_, u);
+    if (!facts.has_value)
+      throw value_error("the update of " + target + " writes part of a variable that has no value yet: give " +
+                        var.describe() + " a value first (set_value)");
+    const dims& full = *facts.shape;
+    const auto r = detail::resolve_view(u.region, target, full, c_strides(full));
+    const dims& value = p_.shapes[static_cast<std::size_t>(u.node)];
+    if (!detail::broadcasts_to(value, r.shape))
+      throw shape_error("the update of " + target + ", " + g_[u.node].text + ", has shape " + value.str() +
+                        ", which does not broadcast to the region's shape " + r.shape.str() + " (of a variable of shape " +
+                        full.str() + ")");
+    update_plan& p = p_.updates[k];
+    p.partial = true;
+    p.shape = full;
+    p.region.shape = r.shape;
+    p.region.strides = r.strides;
+    p.region.offset = r.offset;
+    regions_.resize(g_.updates.size());
+    regions_[k] = r;
   }
 
   /// {A: B} where B is updated too hands B's old buffer to A: a swap
@@ -223,7 +274,7 @@ class planner {
     const auto n = g_.updates.size();
     for (std::size_t k = 0; k < n; ++k) {
       const graph_node& e = g_[g_.updates[k].node];
-      if (e.kind != node_kind::shared) continue;
+      if (e.kind != node_kind::shared || g_.updates[k].partial) continue;
       const auto& facts = f_.shared[static_cast<std::size_t>(e.leaf)];
       if (!facts.has_value || g_.shared[static_cast<std::size_t>(e.leaf)].space != f_.space) continue;
       for (std::size_t j = 0; j < n; ++j)
@@ -260,8 +311,16 @@ class planner {
 
   /// Every read of `target` by the group rooted at `root` is at the index
   /// written: the same buffer, the same layout, the result's shape and dtype.
-  bool reads_only_in_place(int root, range target, std::string& why) const {
-    const dims& shape = p_.shapes[static_cast<std::size_t>(root)];
+  /// `region`: the part of the target written (an update of a view); null:
+  /// all of it, contiguous, of the result's shape.
+  bool reads_only_in_place(int root, range target, std::string& why, const node_value* region = nullptr) const {
+    node_value whole;
+    if (!region) {
+      whole.shape = p_.shapes[static_cast<std::size_t>(root)];
+      whole.strides = c_strides(whole.shape);
+      region = &whole;
+    }
+    const dims& shape = region->shape;
     const dtype type = g_[root].type;
     bool ok = true;
     detail::for_each_group_leaf(g_, root, [&](int leaf) {
@@ -272,13 +331,22 @@ class planner {
       if (o == overlap::partial) {
         ok = false;
         why = "reads " + g_[leaf].text + ", which overlaps the buffer partially";
-      } else if (g_[leaf].type != type || !(v.shape == shape) || !v.contiguous() || v.offset != 0) {
+      } else if (g_[leaf].type != type || !(v.shape == shape) || !same_layout(v, *region)) {
         ok = false;
-        why = "reads the buffer as " + g_[leaf].text + " at other indices than it writes (a permuted, broadcast or "
+        why = "reads the buffer as " + g_[leaf].text + " at other indices than it writes (a shifted, permuted, broadcast or "
                                                         "reshaped read)";
       }
     });
     return ok;
+  }
+
+  /// Two views of one shape address the same elements: the same offset, and
+  /// the same stride on every axis longer than 1.
+  static bool same_layout(const node_value& a, const node_value& b) {
+    if (a.offset != b.offset) return false;
+    for (std::size_t d = 0; d < a.shape.rank(); ++d)
+      if (a.shape[d] != 1 && a.strides[d] != b.strides[d]) return false;
+    return true;
   }
 
   bool group_reads(int root, range target) const {
@@ -326,7 +394,8 @@ class planner {
         why = "the variable is in " + g_.shared[static_cast<std::size_t>(var)].space.str() + ", the call runs in " +
               f_.space.str();
       else if (facts.viewed) why = "a view the caller holds shares the buffer";
-      else if (reads_only_in_place(root, target, why) && acceptable(root, target, why)) {
+      else if (reads_only_in_place(root, target, why, u.partial ? &u.region : nullptr) &&
+               acceptable(root, target, why)) {
         u.in_place = true;
         u.why = "in place";
         accepted_.push_back({root, target});
@@ -507,6 +576,38 @@ class planner {
     return s;
   }
 
+  /// The step computing update k into slot `dest` (its spare or, in place,
+  /// the variable's buffer): all of it, or an update of a view its region.
+  step_info update_step(std::size_t k, int dest, std::string label) {
+    step_info s = group_step(step_kind::update, g_.updates[k].node, dest, static_cast<int>(k), std::move(label));
+    const update_plan& u = p_.updates[k];
+    if (u.partial) {
+      s.region = u.region;
+      s.region.slot = dest;
+      s.bytes = group_bytes(s.reads) + static_cast<double>(u.region.shape.elements() * size_of(g_[s.node].type));
+    }
+    return s;
+  }
+
+  /// An update of a view into a spare buffer: the rest of the variable is
+  /// copied there first (as boxes; see compile/region.hpp).
+  void emit_copy_of_rest(std::size_t k) {
+    const update_plan& u = p_.updates[k];
+    step_info s;
+    s.kind = step_kind::copy;
+    s.dest = u.spare;
+    s.target = static_cast<int>(k);
+    s.reads = {p_.shared_slot[static_cast<std::size_t>(g_.updates[k].variable)]};
+    s.boxes = detail::complement_boxes(u.shape, regions_[k]);
+    if (s.boxes.empty()) return;
+    std::size_t elements = 0;
+    for (const box& b : s.boxes) elements += b.shape.elements();
+    s.bytes = 2.0 * static_cast<double>(elements * size_of(p_.slots[static_cast<std::size_t>(u.spare)].type));
+    s.label = "copy the rest of " + g_.shared[static_cast<std::size_t>(g_.updates[k].variable)].describe() + " (" +
+              std::to_string(s.boxes.size()) + (s.boxes.size() == 1 ? " box)" : " boxes)");
+    emit(std::move(s));
+  }
+
   void emit_steps() {
     // Exponent checks: before anything is written.
     for (int i = 0; i < g_.size(); ++i)
@@ -557,8 +658,8 @@ class planner {
       update_plan& u = p_.updates[k];
       if (u.in_place || u.transfer_from >= 0) continue;
       u.spare = add_slot(slot_kind::spare, g_[g_.updates[k].node].type, u.shape, static_cast<int>(k));
-      emit(group_step(step_kind::update, g_.updates[k].node, u.spare, static_cast<int>(k),
-                      detail::update_label(g_, static_cast<int>(k))));
+      if (u.partial) emit_copy_of_rest(k);
+      emit(update_step(k, u.spare, detail::update_label(g_, static_cast<int>(k))));
     }
     // The in-place writes, after every other reader — the temporaries they
     // read included: all of those are computed first, from the values of the
@@ -570,9 +671,8 @@ class planner {
       if (p_.outputs[k].in_place) ensure_group(g_.outputs[k].node);
     for (std::size_t k = 0; k < g_.updates.size(); ++k)
       if (p_.updates[k].in_place) {
-        auto s = group_step(step_kind::update, g_.updates[k].node,
-                            p_.shared_slot[static_cast<std::size_t>(g_.updates[k].variable)], static_cast<int>(k),
-                            detail::update_label(g_, static_cast<int>(k)) + " (in place)");
+        auto s = update_step(k, p_.shared_slot[static_cast<std::size_t>(g_.updates[k].variable)],
+                             detail::update_label(g_, static_cast<int>(k)) + " (in place)");
         s.in_place = true;
         emit(std::move(s));
       }
@@ -656,6 +756,7 @@ class planner {
   std::vector<int> copy_;      ///< per node: its contiguous copy's slot, or -1
   std::vector<int> producer_;  ///< per slot: the step writing it, or -1
   std::vector<std::pair<int, range>> accepted_;  ///< in-place writes accepted so far: (root, target)
+  std::vector<detail::resolved_view> regions_;   ///< per update of a view: its region, resolved
 };
 
 /// Builds the plan of `g` for the facts of one call.

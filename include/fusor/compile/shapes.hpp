@@ -9,6 +9,7 @@
 
 #include "fusor/compile/graph.hpp"
 #include "fusor/compile/plan.hpp"
+#include "fusor/compile/region.hpp"
 #include "fusor/core/dims.hpp"
 #include "fusor/core/errors.hpp"
 
@@ -63,28 +64,21 @@ inline std::array<int, max_rank> permutation(const graph_node& n, std::size_t r)
   return perm;
 }
 
-/// A view of a value of shape `in` with element strides `strides`: its shape,
-/// its strides and the offset of its first element (NumPy's basic indexing:
-/// negative bounds count from the end, ranges are clamped, an integer out of
-/// range is an index_error).
-struct resolved_view {
-  dims shape;
-  std::array<index_t, max_rank> strides{};
-  index_t offset = 0;
-};
-
-inline resolved_view resolve_view(const graph_node& n, const dims& in, const std::array<index_t, max_rank>& strides) {
-  const view_spec& v = n.slices;
+/// A view of a value of shape `in` with element strides `strides` (NumPy's
+/// basic indexing: negative bounds count from the end, ranges are clamped, an
+/// integer out of range is an index_error). `text` names the view in messages ("u[1:-1, ::2]").
+inline resolved_view resolve_view(const view_spec& v, const std::string& text, const dims& in,
+                                  const std::array<index_t, max_rank>& strides) {
   int named = 0;  // operand axes the items name
   for (int i = 0; i < v.count; ++i) named += v.items[static_cast<std::size_t>(i)].kind != slice_item::newaxis;
   if (named > static_cast<int>(in.rank()))
-    throw index_error(n.text + ": too many indices for an operand of shape " + in.str() + ": " +
+    throw index_error(text + ": too many indices for an operand of shape " + in.str() + ": " +
                       std::to_string(named) + " given, " + std::to_string(in.rank()) + " axes");
   resolved_view r;
   std::size_t axis = 0;
   auto keep = [&](std::size_t extent, index_t stride) {
     if (r.shape.rank() == max_rank)
-      throw rank_error(n.text + ": the view's rank exceeds FUSOR_MAX_RANK (" + std::to_string(max_rank) + ")");
+      throw rank_error(text + ": the view's rank exceeds FUSOR_MAX_RANK (" + std::to_string(max_rank) + ")");
     r.strides[r.shape.rank()] = stride;
     r.shape.push_back(extent);
   };
@@ -98,13 +92,16 @@ inline resolved_view resolve_view(const graph_node& n, const dims& in, const std
     if (s.kind == slice_item::index) {
       index_t k = s.start;
       if (k < -len || k >= len)
-        throw index_error(n.text + ": index " + std::to_string(s.start) + " is out of bounds for axis " +
+        throw index_error(text + ": index " + std::to_string(s.start) + " is out of bounds for axis " +
                           std::to_string(axis) + " with size " + std::to_string(len));
       if (k < 0) k += len;
       r.offset += k * strides[axis];
+      r.first[axis] = k;
+      r.count[axis] = 1;
+      r.step[axis] = 1;
     } else {
       const index_t step = s.step;
-      if (step == 0) throw value_error(n.text + ": slice step cannot be zero");
+      if (step == 0) throw value_error(text + ": slice step cannot be zero");
       // NumPy's slice.indices(len)
       index_t start, stop;
       if (!s.has_start) {
@@ -126,11 +123,22 @@ inline resolved_view resolve_view(const graph_node& n, const dims& in, const std
       if (step < 0 && start > stop) count = (start - stop - 1) / (-step) + 1;
       if (count > 0) r.offset += start * strides[axis];
       keep(static_cast<std::size_t>(count), strides[axis] * step);
+      r.first[axis] = count > 0 ? start : 0;
+      r.count[axis] = count;
+      r.step[axis] = step;
     }
     ++axis;
   }
-  for (; axis < in.rank(); ++axis) keep(in[axis], strides[axis]);  // axes not named: whole
+  for (; axis < in.rank(); ++axis) {  // axes not named: whole
+    keep(in[axis], strides[axis]);
+    r.first[axis] = 0;
+    r.count[axis] = static_cast<index_t>(in[axis]);
+    r.step[axis] = 1;
+  }
   return r;
+}
+inline resolved_view resolve_view(const graph_node& n, const dims& in, const std::array<index_t, max_rank>& strides) {
+  return resolve_view(n.slices, n.text, in, strides);
 }
 
 inline dims reshaped(const graph_node& n, const dims& in) {

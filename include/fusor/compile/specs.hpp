@@ -12,6 +12,7 @@
 
 #include "fusor/core/tags.hpp"
 #include "fusor/expr/leaves.hpp"
+#include "fusor/expr/view.hpp"
 #include "fusor/expr/visit.hpp"
 
 namespace fusor {
@@ -80,22 +81,64 @@ template <operand Y>
 Out(Y&&, borrow_t, internal_type_t) -> Out<as_expression_t<Y>, true, true>;
 
 /// An update: after the call, `variable` holds the value of `expression`,
-/// computed from the values every variable had when the call began.
+/// computed from the values every variable had when the call began. An
+/// update of a view (`partial`) writes only `region` of the variable.
 template <class T, class X>
 struct update_spec {
   shared<T> variable;
   X expression;
+  view_spec region{};
+  bool partial = false;
 };
+
+namespace detail {
+/// The expression of an update of a variable of element type E: a C++ number
+/// is a weak scalar of the variable's dtype (`update(n, 3)` for a float64 n
+/// is 3.0), as literals are everywhere in fusor; anything else as it is.
+template <class E, class Y>
+auto update_expression(Y&& y) {
+  using U = std::remove_cvref_t<Y>;
+  if constexpr (element<U> && !std::is_same_v<U, E>) {
+    static_assert(!(std::is_floating_point_v<U> && std::is_integral_v<E>),
+                  "FUSOR_UPDATE_DTYPE_MISMATCH: a floating-point literal cannot update an integer variable "
+                  "(it would be truncated); write an integer, or fusor::cast<E>(...) for a conversion");
+    return constant<E>(static_cast<E>(y));
+  } else {
+    return as_expression(std::forward<Y>(y));
+  }
+}
+template <class E, class Y>
+using update_expression_t = decltype(update_expression<E>(std::declval<Y>()));
+}  // namespace detail
 
 template <class T, class Y>
 [[nodiscard]] auto update(const shared<T>& variable, Y&& expression) {
-  using X = as_expression_t<Y>;
+  using X = detail::update_expression_t<element_type_of<T>, Y>;
   static_assert(std::is_same_v<value_type_t<X>, element_type_of<T>>,
                 "FUSOR_UPDATE_DTYPE_MISMATCH: an update must have the variable's dtype exactly (Theano's rule, "
                 "R55); convert the expression with fusor::cast<E>(...) where E is the variable's element type");
   static_assert(rank_of<T> == dynamic_rank || X::rank == dynamic_rank || X::rank == rank_of<T>,
                 "FUSOR_RANK_MISMATCH: an update must have the variable's rank");
-  return update_spec<T, X>{variable, as_expression(std::forward<Y>(expression))};
+  return update_spec<T, X>{variable, detail::update_expression<element_type_of<T>>(std::forward<Y>(expression))};
+}
+
+/// An update of part of a variable (Theano's set_subtensor, as an update):
+/// after the call, `view(u, items...)` holds `expression`, broadcast to the
+/// view's shape, and the rest of u keeps its value. The expression may read
+/// u anywhere (a stencil reads it shifted): it sees the values of the call's
+/// start.
+template <class T, int N, class Y>
+[[nodiscard]] auto update(const view_node<shared_leaf<T>, N>& target, Y&& expression) {
+  using X = detail::update_expression_t<element_type_of<T>, Y>;
+  static_assert(std::is_same_v<value_type_t<X>, element_type_of<T>>,
+                "FUSOR_UPDATE_DTYPE_MISMATCH: an update must have the variable's dtype exactly (Theano's rule, "
+                "R55); convert the expression with fusor::cast<E>(...) where E is the variable's element type");
+  static_assert(N == dynamic_rank || X::rank == dynamic_rank || X::rank <= N,
+                "FUSOR_RANK_MISMATCH: an update of a view needs an expression that broadcasts to the view (of "
+                "the view's rank or less)");
+  return update_spec<T, X>{target.arg().variable(),
+                           detail::update_expression<element_type_of<T>>(std::forward<Y>(expression)), target.spec(),
+                           true};
 }
 
 namespace detail {

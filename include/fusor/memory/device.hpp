@@ -62,6 +62,10 @@ class device_runtime {
   /// device-to-host once the destination holds the data; device-to-device is
   /// ordered on the device's stream.
   virtual void copy(int device, void* dst, const void* src, std::size_t bytes, copy_direction how) = 0;
+  /// Copies `height` rows of `width` bytes within the device, rows `dpitch`
+  /// and `spitch` bytes apart (cudaMemcpy2D), ordered on the stream.
+  virtual void copy_2d(int device, void* dst, std::size_t dpitch, const void* src, std::size_t spitch,
+                       std::size_t width, std::size_t height) = 0;
   /// Sets `bytes` of device memory to zero (ordered on the stream).
   virtual void zero(int device, void* p, std::size_t bytes) = 0;
   /// Waits for everything ordered on the device's stream; throws

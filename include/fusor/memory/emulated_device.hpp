@@ -128,6 +128,22 @@ class emulated_runtime final : public device_runtime {
     with_access(dev_src, dev_dst, bytes, [&] { std::memmove(dst, src, bytes); });
   }
 
+  void copy_2d(int device, void* dst, std::size_t dpitch, const void* src, std::size_t spitch, std::size_t width,
+               std::size_t height) override {
+    if (width == 0 || height == 0) return;
+    auto rows = [=] {
+      for (std::size_t r = 0; r < height; ++r)
+        std::memmove(static_cast<std::byte*>(dst) + r * dpitch, static_cast<const std::byte*>(src) + r * spitch, width);
+    };
+    std::lock_guard lock(mutex_);
+    state& d = devices_.at(static_cast<std::size_t>(device));
+    if (d.capturing) {
+      d.recording.push_back(rows);
+      return;
+    }
+    with_access(src, dst, (height - 1) * std::max(dpitch, spitch) + width, rows);
+  }
+
   void zero(int device, void* p, std::size_t bytes) override {
     std::lock_guard lock(mutex_);
     state& d = devices_.at(static_cast<std::size_t>(device));

@@ -57,14 +57,18 @@ inline unsigned grid_for(index_t n) {
 
 /// Element i through its multi-index, with Index arithmetic (32-bit when the
 /// size allows: div and mod are several times cheaper).
-template <class Index, class Ev>
-__device__ __forceinline__ typename Ev::value_type strided_at(const Ev& ev, const ew_space& s, Index i) {
-  index_t idx[max_rank];
+template <class Index>
+__device__ __forceinline__ void unravel(const ew_space& s, Index i, index_t* idx) {
   for (int d = s.rank - 1; d >= 0; --d) {
     const Index e = static_cast<Index>(s.extent[d]);
     idx[d] = static_cast<index_t>(i % e);
     i /= e;
   }
+}
+template <class Index, class Ev>
+__device__ __forceinline__ typename Ev::value_type strided_at(const Ev& ev, const ew_space& s, Index i) {
+  index_t idx[max_rank];
+  unravel(s, i, idx);
   return ev.strided(idx, s.rank);
 }
 
@@ -75,8 +79,20 @@ __global__ void __launch_bounds__(block_threads) fused_group_kernel(const Ev ev,
   Index i = static_cast<Index>(blockIdx.x) * static_cast<Index>(blockDim.x) + static_cast<Index>(threadIdx.x);
 #pragma unroll 4
   for (; i < n; i += stride) {
-    if constexpr (Dense) dest[i] = static_cast<E>(ev.dense(static_cast<index_t>(i)));
-    else dest[i] = static_cast<E>(strided_at<Index>(ev, s, i));
+    if constexpr (Dense) {
+      dest[i] = static_cast<E>(ev.dense(static_cast<index_t>(i)));
+    } else {
+      index_t idx[max_rank];
+      unravel(s, i, idx);
+      const E v = static_cast<E>(ev.strided(idx, s.rank));
+      if (s.out_contiguous) {
+        dest[i] = v;
+      } else {  // an update of a view: the destination's strides
+        index_t at = 0;
+        for (int d = 0; d < s.rank; ++d) at += idx[d] * s.out_strides[d];
+        dest[at] = v;
+      }
+    }
   }
 }
 

@@ -11,11 +11,13 @@
 #pragma once
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "fusor/backend/cpu/blas.hpp"
 #include "fusor/backend/cpu/evaluator.hpp"
@@ -23,6 +25,7 @@
 #include "fusor/backend/cpu/reduce.hpp"
 #include "fusor/compile/graph.hpp"
 #include "fusor/compile/plan.hpp"
+#include "fusor/compile/region.hpp"
 #include "fusor/compile/shapes.hpp"
 
 namespace fusor::cpu {
@@ -136,10 +139,11 @@ struct group_kernel {
   struct step final : prepared_step {
     Ev ev;
     int dest = -1;
+    index_t dest_offset = 0;  ///< an update of a view: its first element in dest
     elementwise_loop<E, Ev> loop;
     void run(void* const* slots) override {
       bind(ev, slots);
-      loop.run(static_cast<E*>(slots[dest]), ev);
+      loop.run(static_cast<E*>(slots[dest]) + dest_offset, ev);
     }
   };
 
@@ -147,13 +151,20 @@ struct group_kernel {
     auto st = std::make_unique<step>();
     evaluator_builder{g, p}.fill(std::type_identity<X>{}, st->ev, s.node);
     st->dest = s.dest;
-    const dims& shape = p.shapes[static_cast<std::size_t>(s.node)];
+    // An update of a view writes its region of dest, through its strides.
+    const bool region = s.region.slot >= 0;
+    const dims& shape = region ? s.region.shape : p.shapes[static_cast<std::size_t>(s.node)];
     st->ev.broadcast_to(shape);
     // An output or an update that this step does not read is streamed when it
     // is larger than the cache (a materialised temporary is read back: not).
     const bool streamable = (s.kind == step_kind::output || s.kind == step_kind::update) &&
                             std::find(s.reads.begin(), s.reads.end(), s.dest) == s.reads.end();
-    st->loop.prepare(shape, st->ev, streamable);
+    if (region) {
+      st->dest_offset = s.region.offset;
+      st->loop.prepare(shape, st->ev, streamable, &s.region.strides);
+    } else {
+      st->loop.prepare(shape, st->ev, streamable);
+    }
     return st;
   }
   static constexpr kernel_entry entry{&prepare};
@@ -368,6 +379,39 @@ struct convert_kernel {
     });
   }
   static constexpr kernel_entry entry{&prepare};
+};
+
+// ---------------------------------------------------------------- copies of boxes
+
+/// The rest of a variable copied into the spare buffer of an update of a
+/// view (compile/region.hpp): any dtype, row by row.
+struct copy_boxes_step final : prepared_step {
+  int from = -1, to = -1;
+  std::size_t element_bytes = 0;
+  std::vector<box> boxes;
+  dims full;
+  void run(void* const* slots) override {
+    const auto* src = static_cast<const std::byte*>(slots[from]);
+    auto* dst = static_cast<std::byte*>(slots[to]);
+    const std::size_t e = element_bytes;
+    for (const box& b : boxes)
+      fusor::detail::for_each_plane(b, full, [&](index_t offset, index_t pitch, index_t width, index_t height) {
+        for (index_t r = 0; r < height; ++r) {
+          const auto at = static_cast<std::size_t>(offset + r * pitch) * e;
+          std::memcpy(dst + at, src + at, static_cast<std::size_t>(width) * e);
+        }
+      });
+  }
+  static std::unique_ptr<prepared_step> prepare(const plan& p, const step_info& s) {
+    auto st = std::make_unique<copy_boxes_step>();
+    const slot_info& dest = p.slots[static_cast<std::size_t>(s.dest)];
+    st->from = s.reads[0];
+    st->to = s.dest;
+    st->element_bytes = size_of(dest.type);
+    st->boxes = s.boxes;
+    st->full = dest.shape;
+    return st;
+  }
 };
 
 }  // namespace fusor::cpu

@@ -71,6 +71,7 @@ struct elementwise_loop {
   loop_space space;
   std::array<index_t, max_rank> out_strides{};
   std::size_t n = 0;
+  index_t out_inner = 1;  ///< the output's stride along the row (1 but for an update of a strided view)
   bool empty = true;
   bool vectorise = false;
   bool stream = false;
@@ -80,14 +81,17 @@ struct elementwise_loop {
   /// temporary), so when it is larger than the last-level cache it is written
   /// with non-temporal stores — no write-allocate reads, no eviction of the
   /// operands.
-  void prepare(const dims& shape, Ev& ev, bool streamable = false) {
+  /// `out`: the output's element strides when it is a view (an update of
+  /// part of a variable); null: contiguous, row-major.
+  void prepare(const dims& shape, Ev& ev, bool streamable = false, const std::array<index_t, max_rank>* out = nullptr) {
     empty = shape.elements() == 0;
     if (empty) return;
-    out_strides = c_strides(shape);
+    out_strides = out ? *out : c_strides(shape);
     space = prepare_loop(shape, out_strides, ev);
     n = space.extent[space.rank - 1];
-    // After merging, the output's innermost stride is 1 (it is contiguous).
-    vectorise = Ev::simd && std::is_same_v<typename Ev::value_type, E> && detail::leaves_vectorisable(ev);
+    out_inner = out_strides[space.rank - 1];
+    vectorise = Ev::simd && std::is_same_v<typename Ev::value_type, E> && out_inner == 1 &&
+                detail::leaves_vectorisable(ev);
     stream = streamable && vectorise && can_stream<E> && shape.elements() * sizeof(E) > last_level_cache_bytes();
   }
 
@@ -129,7 +133,8 @@ struct elementwise_loop {
         return;
       }
     }
-    for (std::size_t i = 0; i < n; ++i) row[i] = static_cast<E>(ev.scalar(static_cast<index_t>(i)));
+    for (std::size_t i = 0; i < n; ++i)
+      row[static_cast<index_t>(i) * out_inner] = static_cast<E>(ev.scalar(static_cast<index_t>(i)));
   }
 
   /// Scalar elements up to the first aligned batch, then streaming stores.

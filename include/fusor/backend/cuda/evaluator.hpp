@@ -245,24 +245,28 @@ struct evaluator_builder {
   }
 };
 
-/// The collapsed iteration space of an elementwise step over a contiguous
-/// destination: its rank and extents, and whether every leaf reads densely.
+/// The collapsed iteration space of an elementwise step: its rank and
+/// extents, whether every leaf reads densely, and the destination's strides
+/// when it is a view (an update of part of a variable) rather than contiguous.
 struct ew_space {
   int rank = 1;
   index_t n = 0;
   index_t extent[max_rank]{};
   bool dense = false;
+  bool out_contiguous = true;
+  index_t out_strides[max_rank]{};
 };
 
-/// Collapses evaluators filled against `out` (and their contiguous
-/// destinations) into the iteration space their kernel walks: one evaluator
-/// for a fused group, several for a multi-output pass.
+/// Collapses evaluators filled against `out` (and their destinations:
+/// contiguous, or of element strides `*dest`) into the iteration space their
+/// kernel walks: one evaluator for a fused group, several for a multi-output
+/// pass (contiguous destinations).
 template <class... Ev>
-ew_space collapse_group(const dims& out, Ev&... ev) {
+ew_space collapse_group(const dims& out, const std::array<index_t, max_rank>* dest, Ev&... ev) {
   constexpr std::size_t k = (Ev::leaves + ... + 0) + 1;
   std::array<std::array<index_t, max_rank>, k> strides{};
   std::array<std::array<index_t, max_rank>*, k> arrays{};
-  strides[0] = c_strides(out);
+  strides[0] = dest ? *dest : c_strides(out);
   std::size_t j = 1;
   auto gather = [&](auto& l) {
     for (std::size_t d = 0; d < max_rank; ++d) strides[j][d] = l.strides[d];
@@ -276,6 +280,11 @@ ew_space collapse_group(const dims& out, Ev&... ev) {
   e.n = static_cast<index_t>(out.elements());
   for (std::size_t d = 0; d < s.rank; ++d) e.extent[d] = static_cast<index_t>(s.extent[d]);
   e.dense = s.rank == 1;
+  if (dest) {
+    for (std::size_t d = 0; d < s.rank; ++d) e.out_strides[d] = strides[0][d];
+    e.out_contiguous = s.rank == 1 && strides[0][0] == 1;
+    e.dense = e.dense && e.out_contiguous;
+  }
   j = 1;
   auto scatter = [&](auto& l) {
     for (std::size_t d = 0; d < max_rank; ++d) l.strides[d] = d < s.rank ? strides[j][d] : 0;
@@ -296,6 +305,18 @@ FUSOR_INLINE typename Ev::value_type element_at(const Ev& ev, const ew_space& s,
     i /= s.extent[d];
   }
   return ev.strided(idx, s.rank);
+}
+
+/// Where element i of a group goes in its destination: i, or (a view) its
+/// multi-index times the destination's strides.
+FUSOR_INLINE index_t destination_of(const ew_space& s, index_t i) {
+  if (s.out_contiguous) return i;
+  index_t at = 0;
+  for (int d = s.rank - 1; d >= 0; --d) {
+    at += (i % s.extent[d]) * s.out_strides[d];
+    i /= s.extent[d];
+  }
+  return at;
 }
 
 /// Points every leaf at its slot's memory for this call.

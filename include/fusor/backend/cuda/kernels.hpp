@@ -10,6 +10,7 @@
 // where the host needs an answer: an exponent check, a copy back).
 #pragma once
 
+#include <cstddef>
 #include <limits>
 #include <memory>
 #include <tuple>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "fusor/backend/cuda/launch.hpp"
+#include "fusor/compile/region.hpp"
 #include "fusor/compile/shapes.hpp"
 #include "fusor/memory/array.hpp"
 #include "fusor/memory/device.hpp"
@@ -130,22 +132,27 @@ struct group_kernel {
     Ev ev{};
     ew_space space;
     int dest = -1;
+    index_t dest_offset = 0;  ///< an update of a view: its first element in dest
     group_launcher launcher = nullptr;
     void bind_only(void* const* slots) override { bind(ev, slots); }
     void run(void* const* slots, const context& ctx) override {
       if (space.n == 0) return;
       bind(ev, slots);
       detail::launch<group_launcher>(ctx, launcher, &emulated_group<E, Ev>, static_cast<const void*>(&ev),
-                                     slots[dest], static_cast<const ew_space*>(&space));
+                                     static_cast<void*>(static_cast<E*>(slots[dest]) + dest_offset),
+                                     static_cast<const ew_space*>(&space));
     }
   };
 
   static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s,
                                                 const context& ctx) {
     auto st = std::make_unique<step>();
-    const dims& shape = p.shapes[static_cast<std::size_t>(s.node)];
+    // An update of a view writes its region of dest, through its strides.
+    const bool region = s.region.slot >= 0;
+    const dims& shape = region ? s.region.shape : p.shapes[static_cast<std::size_t>(s.node)];
     evaluator_builder{g, p, shape}.fill(std::type_identity<X>{}, st->ev, s.node);
-    st->space = collapse_group(shape, st->ev);
+    st->space = collapse_group(shape, region ? &s.region.strides : nullptr, st->ev);
+    st->dest_offset = region ? s.region.offset : 0;
     st->dest = s.dest;
     st->launcher = detail::require_launcher<tag>(ctx, &emulated_group<E, Ev>, "'" + g[s.node].text + "'");
     return st;
@@ -189,7 +196,7 @@ struct multi_kernel {
     [&]<std::size_t... K>(std::index_sequence<K...>) {
       (evaluator_builder{g, p, shape}.fill(std::type_identity<Xs>{}, get<K>(st->evs), s.group[K][0]), ...);
       ((st->dests[K] = s.group[K][1]), ...);
-      st->space = collapse_group(shape, get<K>(st->evs)...);
+      st->space = collapse_group(shape, nullptr, get<K>(st->evs)...);
     }(std::index_sequence_for<Xs...>{});
     st->launcher = detail::require_launcher<tag>(ctx, &emulated_multi<Evs, value_type_t<Xs>...>, "'" + s.label + "'");
     return st;
@@ -431,6 +438,39 @@ struct upload_kernel {
   }
   static const char* missing() { return nullptr; }
   static constexpr kernel_entry entry{&prepare, &missing};
+};
+
+// ---------------------------------------------------------------- copies of boxes
+
+/// The rest of a variable copied into the spare buffer of an update of a
+/// view (compile/region.hpp): one 2-D device copy per plane of a box.
+struct copy_boxes_step final : prepared_step {
+  int from = -1, to = -1;
+  std::size_t element_bytes = 0;
+  std::vector<box> boxes;
+  dims full;
+  void run(void* const* slots, const context& ctx) override {
+    const auto* src = static_cast<const std::byte*>(slots[from]);
+    auto* dst = static_cast<std::byte*>(slots[to]);
+    const std::size_t e = element_bytes;
+    for (const box& b : boxes)
+      fusor::detail::for_each_plane(b, full, [&](index_t offset, index_t pitch, index_t width, index_t height) {
+        const auto at = static_cast<std::size_t>(offset) * e;
+        ctx.runtime->copy_2d(ctx.device, dst + at, static_cast<std::size_t>(pitch) * e, src + at,
+                             static_cast<std::size_t>(pitch) * e, static_cast<std::size_t>(width) * e,
+                             static_cast<std::size_t>(height));
+      });
+  }
+  static std::unique_ptr<prepared_step> prepare(const plan& p, const step_info& s) {
+    auto st = std::make_unique<copy_boxes_step>();
+    const slot_info& dest = p.slots[static_cast<std::size_t>(s.dest)];
+    st->from = s.reads[0];
+    st->to = s.dest;
+    st->element_bytes = size_of(dest.type);
+    st->boxes = s.boxes;
+    st->full = dest.shape;
+    return st;
+  }
 };
 
 }  // namespace fusor::gpu

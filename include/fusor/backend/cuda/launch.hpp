@@ -25,7 +25,8 @@
 
 namespace fusor::gpu {
 
-/// dest[i] = element i of the group, for i in [0, s.n), on `stream`.
+/// dest[i] = element i of the group, for i in [0, s.n), on `stream` (dest
+/// through s.out_strides when the destination is a view).
 using group_launcher = void (*)(const void* ev, void* dest, const ew_space* s, void* stream);
 /// out[o] = the reduction of output o's elements, for o in [0, s.nout).
 /// `partials`: room for s.nout * s.chunks accumulators when s.chunks > 1
@@ -93,7 +94,7 @@ void emulated_group(const void* ev, void* dest, const ew_space* sp, void*) {
   const ew_space& s = *sp;
   const Ev& e = *static_cast<const Ev*>(ev);
   E* out = static_cast<E*>(dest);
-  for (index_t i = 0; i < s.n; ++i) out[i] = static_cast<E>(element_at(e, s, i));
+  for (index_t i = 0; i < s.n; ++i) out[destination_of(s, i)] = static_cast<E>(element_at(e, s, i));
 }
 
 template <class Evs, class... E>
