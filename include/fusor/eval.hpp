@@ -40,6 +40,7 @@ using key_t = std::vector<std::uint64_t>;
 template <class T, int N> void graph_key(const input<T, N>&, key_t&);
 template <class T> void graph_key(const shared_leaf<T>&, key_t&);
 template <element E> void graph_key(const constant<E>&, key_t&);
+template <int N> void graph_key(const iota_node<N>&, key_t&);
 template <class F, class R, class Casts, class... A> void graph_key(const map_node<F, R, Casts, A...>&, key_t&);
 template <element T, class A> void graph_key(const cast_node<T, A>&, key_t&);
 template <class Op, class A, int R> void graph_key(const reduce_node<Op, A, R>&, key_t&);
@@ -92,6 +93,11 @@ template <class A, class B>
 void graph_key(const dot_node<A, B>& e, std::vector<std::uint64_t>& key) {
   graph_key(e.lhs(), key);
   graph_key(e.rhs(), key);
+}
+template <int N>
+void graph_key(const iota_node<N>& e, std::vector<std::uint64_t>& key) {
+  key.push_back(e.shape().rank());
+  for (std::size_t d : e.shape()) key.push_back(d);
 }
 template <class A, int N>
 void graph_key(const view_node<A, N>& e, std::vector<std::uint64_t>& key) {

@@ -228,3 +228,27 @@ TEST_CASE_FIXTURE(fixture, "updates of views on a device: the stencil through a 
   check_close(u_after[1], u_after[0], 1e-12);
   check_close(x_after[1], x_after[0], 1e-12);
 }
+
+TEST_CASE_FIXTURE(fixture, "constructors on a device: the flat index computed in the kernel, as on the host") {
+  const auto wv = ramp({3, 4}, 0.5, 0.25);
+  xt::xarray<double> outs[2][5];
+  for (int k = 0; k < 2; ++k) {
+    auto W = fusor::shared(wv, {.name = "W", .space = spaces[k]});
+    fusor::vector<std::int64_t> y{"y"};
+    auto f = device_test::function(
+        fusor::inputs(y),
+        fusor::outputs(W + fusor::cast<double>(fusor::arange(4)), W * fusor::eye(3, 4, 1),
+                       fusor::sum(fusor::linspace(0.0, 1.0, 9) + fusor::zeros({3, 9}), 0), fusor::one_hot(y, 4),
+                       fusor::full_like(W, 2) - W));
+    auto r = f(xt::xtensor<std::int64_t, 1>{3, 1, 0, 9});
+    [&]<std::size_t... J>(std::index_sequence<J...>) {
+      ((outs[k][J] = xt::xarray<double>(std::get<J>(r))), ...);
+    }(std::make_index_sequence<5>{});
+  }
+  for (int j = 0; j < 5; ++j) {
+    CAPTURE(j);
+    check_close(outs[1][j], outs[0][j], 1e-12);
+  }
+  CHECK(outs[0][1](0, 1) == wv(0, 1));
+  CHECK(outs[0][3](0, 3) == 1.0);
+}

@@ -30,6 +30,7 @@
 #include "fusor/core/dtype.hpp"
 #include "fusor/expr/dot.hpp"
 #include "fusor/expr/elementwise.hpp"
+#include "fusor/expr/generate.hpp"
 #include "fusor/expr/leaves.hpp"
 #include "fusor/expr/reduction.hpp"
 #include "fusor/expr/shape_ops.hpp"
@@ -40,7 +41,11 @@ namespace fusor {
 
 /// `given`: a read of a replaced input or shared variable (a function's
 /// givens); its one child is the replacement, read from memory.
-enum class node_kind : std::uint8_t { input, shared, constant, map, cast, reduce, dot, transpose, reshape, given, view };
+/// `iota`: the flat index of every element of a shape (the lazy
+/// constructors' leaf; it reads no memory).
+enum class node_kind : std::uint8_t {
+  input, shared, constant, map, cast, reduce, dot, transpose, reshape, given, view, iota
+};
 
 /// What a reduction computes (the run-time name of red::*).
 enum class reduce_kind : std::uint8_t { sum, mean, prod, max, min, argmax, argmin, nansum, nanmean, nanmax, nanmin };
@@ -414,6 +419,17 @@ class graph_builder {
     g_.constants.push_back(c);
     n.leaf = static_cast<int>(g_.constants.size()) - 1;
     key.push_back(c.bits);
+  }
+  template <int N>
+  void describe(const iota_node<N>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+    n.kind = node_kind::iota;
+    n.elementwise = true;
+    n.nparams = static_cast<int>(e.shape().rank());
+    key.push_back(static_cast<std::uint64_t>(n.nparams));
+    for (int d = 0; d < n.nparams; ++d) {
+      n.params[static_cast<std::size_t>(d)] = static_cast<index_t>(e.shape()[static_cast<std::size_t>(d)]);
+      key.push_back(static_cast<std::uint64_t>(n.params[static_cast<std::size_t>(d)]));
+    }
   }
   template <class F, class R, class Casts, class... A>
   void describe(const map_node<F, R, Casts, A...>& e, graph_node& n, std::vector<std::uint64_t>&) {

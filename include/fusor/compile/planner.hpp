@@ -1,6 +1,6 @@
 // fusor/compile/planner.hpp — builds a plan from a graph and one call's facts.
 //
-// Fusion: elementwise nodes (map, cast, constants) are always fused into the
+// Fusion: elementwise nodes (map, cast, constants, iota) are always fused into the
 // kernel that reads them; every other node is computed into memory once and
 // read from there — a reduction fused with its operand, a dot product, a
 // compound operand of a dot / transpose / reshape materialised — or is a view
@@ -50,7 +50,7 @@ void for_each_group_leaf(const graph& g, int node, F&& f) {
   const graph_node& n = g[node];
   if (n.kind == node_kind::map || n.kind == node_kind::cast) {
     for (int k = 0; k < n.arity; ++k) for_each_group_leaf(g, n.child[static_cast<std::size_t>(k)], f);
-  } else if (n.kind != node_kind::constant) {
+  } else if (n.kind != node_kind::constant && n.kind != node_kind::iota) {
     f(node);
   }
 }
@@ -541,7 +541,7 @@ class planner {
   }
 
   static bool fused(node_kind k) noexcept {
-    return k == node_kind::map || k == node_kind::cast || k == node_kind::constant;
+    return k == node_kind::map || k == node_kind::cast || k == node_kind::constant || k == node_kind::iota;
   }
 
   void ensure_copy(int node) {

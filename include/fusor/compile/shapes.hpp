@@ -192,6 +192,9 @@ inline std::vector<dims> infer_shapes(const graph& g, const call_facts& f) {
         break;
       }
       case node_kind::constant: out = dims{}; break;
+      case node_kind::iota:
+        for (int d = 0; d < n.nparams; ++d) out.push_back(static_cast<std::size_t>(n.params[static_cast<std::size_t>(d)]));
+        break;
       case node_kind::map: {
         out = child(0);
         for (int k = 1; k < n.arity; ++k) {

@@ -10,6 +10,7 @@
 
 #include "fusor/expr/dot.hpp"
 #include "fusor/expr/elementwise.hpp"
+#include "fusor/expr/generate.hpp"
 #include "fusor/expr/leaves.hpp"
 #include "fusor/expr/reduction.hpp"
 #include "fusor/expr/shape_ops.hpp"
@@ -52,6 +53,10 @@ template <class T, class... S>
 shared_leaf<T> substitute(const shared_leaf<T>& e, const std::tuple<S...>& swaps);
 template <element E, class... S>
 constant<E> substitute(const constant<E>& e, const std::tuple<S...>&);
+template <int N, class... S>
+iota_node<N> substitute(const iota_node<N>& e, const std::tuple<S...>&) {
+  return e;
+}
 template <class F, class R, class Casts, class... A, class... S>
 map_node<F, R, Casts, A...> substitute(const map_node<F, R, Casts, A...>& e, const std::tuple<S...>& swaps);
 template <element T, class A, class... S>

@@ -14,6 +14,7 @@
 #include "fusor/expr/leaves.hpp"
 #include "fusor/expr/reduction.hpp"
 #include "fusor/expr/shape_ops.hpp"
+#include "fusor/expr/generate.hpp"
 #include "fusor/expr/view.hpp"
 
 namespace fusor {
@@ -29,6 +30,10 @@ void visit_leaves(const shared_leaf<T>& e, F&& f) {
 }
 template <class F, element E>
 void visit_leaves(const constant<E>& e, F&& f) {
+  f(e);
+}
+template <class F, int N>
+void visit_leaves(const iota_node<N>& e, F&& f) {
   f(e);
 }
 template <class F, class Fn, class R, class Casts, class... A>
@@ -82,6 +87,8 @@ template <class T>
 inline constexpr bool is_elementwise_v<shared_leaf<T>> = true;
 template <element E>
 inline constexpr bool is_elementwise_v<constant<E>> = true;
+template <int N>
+inline constexpr bool is_elementwise_v<iota_node<N>> = true;
 template <class Fn, class R, class Casts, class... A>
 inline constexpr bool is_elementwise_v<map_node<Fn, R, Casts, A...>> = (is_elementwise_v<A> && ...);
 template <element T, class A>
@@ -123,6 +130,10 @@ void pattern_into(const X& e, std::vector<bool>& p) {
     and_right_aligned(p, q);
   } else if constexpr (requires { e.value(); }) {
     // a constant broadcasts everywhere
+  } else if constexpr (requires { e.shape().rank(); }) {
+    std::vector<bool> q(e.shape().rank());  // a constructor: its extents of 1
+    for (std::size_t d = 0; d < q.size(); ++d) q[d] = e.shape()[d] == 1;
+    and_right_aligned(p, q);
   } else if constexpr (requires { e.args(); }) {
     std::apply([&](const auto&... a) { (pattern_into(a, p), ...); }, e.args());
   } else if constexpr (requires { e.keeps_dims(); }) {

@@ -57,6 +57,10 @@ template <element E>
 struct kernels_of<constant<E>> {
   static void walk() {}
 };
+template <int N>
+struct kernels_of<iota_node<N>> {
+  static void walk() {}
+};
 template <class F, class R, class Casts, class... A>
 struct kernels_of<map_node<F, R, Casts, A...>> {
   static void walk() {

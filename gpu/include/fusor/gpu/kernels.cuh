@@ -140,7 +140,7 @@ bool all_contiguous(const Ev& ev, const ew_space& s) {
   if (!s.dense || Ev::leaves == 0) return false;
   bool ok = true;
   Ev copy = ev;
-  for_each_leaf(copy, [&](auto& l) { ok = ok && l.strides[0] == 1; });
+  for_each_leaf(copy, [&](auto& l) { ok = ok && l.slot >= 0 && l.strides[0] == 1; });  // an index is no array
   return ok;
 }
 

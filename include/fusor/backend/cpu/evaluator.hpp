@@ -15,6 +15,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -91,6 +92,46 @@ struct leaf {
       if (inner == 0) return xsimd::batch_bool<T>(*cur);
     return mask_from_bytes<T>(cur + i);
   }
+};
+
+/// The flat index of each element in a constructor's own shape (iota_node):
+/// strided like a leaf (its strides are the shape's row-major strides,
+/// broadcast like any operand's), but it reads no memory — the position is
+/// the value. Scalar only: constructors feed the scalar loop.
+struct index_leaf {
+  using value_type = std::int64_t;
+  static constexpr bool simd = false;
+  static constexpr std::size_t leaves = 1;  // it takes part in merging axes
+
+  dims view_shape;
+  std::array<index_t, max_rank> view_strides{};
+  std::array<index_t, max_rank> strides{};
+  index_t position = 0;
+  index_t inner = 0;
+
+  const dims& shape() const noexcept { return view_shape; }
+  void broadcast_to(const dims& out) noexcept {
+    const std::size_t r = out.rank(), lr = view_shape.rank();
+    for (std::size_t d = 0; d < r; ++d) {
+      if (d < r - lr) {
+        strides[d] = 0;
+      } else {
+        const std::size_t ld = d - (r - lr);
+        strides[d] = view_shape[ld] == 1 ? 0 : view_strides[ld];
+      }
+    }
+    position = 0;
+  }
+  template <class F>
+  void for_each_leaf(F&& f) {
+    f(*this);
+  }
+  void set_outer(const index_t* idx, std::size_t n) noexcept {
+    index_t p = 0;
+    for (std::size_t d = 0; d < n; ++d) p += idx[d] * strides[d];
+    position = p;
+  }
+  std::int64_t scalar(index_t i) const noexcept { return position + i * inner; }
 };
 
 /// A constant: broadcast everywhere, converted once to the type it is used at.

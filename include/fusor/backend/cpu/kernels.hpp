@@ -59,6 +59,10 @@ template <element E>
 struct evaluator_of<constant<E>> {
   using type = scalar_leaf<E>;
 };
+template <int N>
+struct evaluator_of<iota_node<N>> {
+  using type = index_leaf;
+};
 template <class F, class R, class... C, class... A>
 struct evaluator_of<map_node<F, R, type_list<C...>, A...>> {
   using type = map_eval<F, R, type_list<C...>, typename evaluator_of<A>::type...>;
@@ -87,6 +91,11 @@ struct evaluator_builder {
     l.offset = v.offset;
     l.view_shape = v.shape;
     l.view_strides = v.strides;
+  }
+  template <class X>
+  void fill(std::type_identity<X>, index_leaf& l, int node) const {
+    l.view_shape = p.shapes[static_cast<std::size_t>(node)];
+    l.view_strides = c_strides(l.view_shape);
   }
   template <element E>
   void fill(std::type_identity<constant<E>>, scalar_leaf<E>& l, int node) const {
@@ -121,8 +130,9 @@ struct evaluator_builder {
 template <class Ev>
 inline void bind(Ev& ev, void* const* slots) noexcept {
   ev.for_each_leaf([&](auto& l) {
-    using E = typename std::remove_reference_t<decltype(l)>::value_type;
-    l.data = static_cast<const E*>(slots[l.slot]) + l.offset;
+    using L = std::remove_reference_t<decltype(l)>;
+    if constexpr (!std::is_same_v<L, index_leaf>)  // reads no memory
+      l.data = static_cast<const typename L::value_type*>(slots[l.slot]) + l.offset;
   });
 }
 

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 #include <utility>
@@ -52,6 +53,32 @@ struct leaf {
   }
   template <std::size_t Offset, class Values>
   FUSOR_INLINE E values(const Values& v) const {
+    return get<Offset>(v);
+  }
+};
+
+/// The flat index of each element in a constructor's own shape (iota_node).
+/// It reads no memory: its value is its offset. It keeps a leaf's members so
+/// that merging axes and broadcasting treat it as one, with slot -1 (nothing
+/// to bind); a group containing it never takes the DeviceTransform path,
+/// which hands leaves their loaded values (see all_contiguous).
+struct index {
+  using value_type = std::int64_t;
+  static constexpr std::size_t leaves = 1;
+
+  const std::int64_t* data;  ///< always null
+  int slot;                  ///< always -1
+  index_t offset;            ///< always 0
+  index_t strides[max_rank];
+
+  FUSOR_INLINE std::int64_t dense(index_t i) const { return i * strides[0]; }
+  FUSOR_INLINE std::int64_t strided(const index_t* idx, int rank) const {
+    index_t at = 0;
+    for (int d = 0; d < rank; ++d) at += idx[d] * strides[d];
+    return at;
+  }
+  template <std::size_t Offset, class Values>
+  FUSOR_INLINE std::int64_t values(const Values& v) const {
     return get<Offset>(v);
   }
 };
@@ -138,6 +165,10 @@ template <element E>
 struct evaluator_of<constant<E>> {
   using type = scalar<E>;
 };
+template <int N>
+struct evaluator_of<iota_node<N>> {
+  using type = index;
+};
 template <class F, class R, class... C, class... A>
 struct evaluator_of<map_node<F, R, type_list<C...>, A...>> {
   using type = map<F, R, type_list<C...>, typename evaluator_of<A>::type...>;
@@ -167,6 +198,10 @@ template <class E>
 struct leaf_types_of<leaf<E>> {
   using type = leaf_types<E>;
 };
+template <>
+struct leaf_types_of<index> {
+  using type = leaf_types<std::int64_t>;
+};
 template <class F, class R, class Casts, class... C>
 struct leaf_types_of<map<F, R, Casts, C...>> {
   using type = leaf_types<>;
@@ -186,6 +221,10 @@ struct leaf_types_of<cast<T, C>> {
 /// Visits every array leaf of an evaluator (host side: filling, binding).
 template <class E, class G>
 void for_each_leaf(leaf<E>& l, G&& g) {
+  g(l);
+}
+template <class G>
+void for_each_leaf(index& l, G&& g) {
   g(l);
 }
 template <class E, class G>
@@ -227,6 +266,21 @@ struct evaluator_builder {
       if (d >= r - lr) {
         const std::size_t ld = d - (r - lr);
         l.strides[d] = v.shape[ld] == 1 ? 0 : v.strides[ld];
+      }
+  }
+  template <class X>
+  void fill(std::type_identity<X>, index& l, int node) const {
+    const dims& shape = p.shapes[static_cast<std::size_t>(node)];
+    const auto own = c_strides(shape);
+    l.data = nullptr;
+    l.slot = -1;
+    l.offset = 0;
+    const std::size_t r = out.rank(), lr = shape.rank();
+    for (std::size_t d = 0; d < max_rank; ++d) l.strides[d] = 0;
+    for (std::size_t d = 0; d < r; ++d)
+      if (d >= r - lr) {
+        const std::size_t ld = d - (r - lr);
+        l.strides[d] = shape[ld] == 1 ? 0 : own[ld];
       }
   }
   template <element E>
@@ -324,7 +378,7 @@ template <class Ev>
 void bind(Ev& ev, void* const* slots) noexcept {
   for_each_leaf(ev, [&](auto& l) {
     using E = typename std::remove_reference_t<decltype(l)>::value_type;
-    l.data = static_cast<const E*>(slots[l.slot]) + l.offset;
+    if (l.slot >= 0) l.data = static_cast<const E*>(slots[l.slot]) + l.offset;  // an index reads no memory
   });
 }
 
