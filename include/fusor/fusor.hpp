@@ -13,3 +13,4 @@
 #include "fusor/shared.hpp"
 #include "fusor/eval.hpp"
 #include "fusor/compile/function.hpp"
+#include "fusor/expr/print.hpp"

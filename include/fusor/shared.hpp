@@ -46,6 +46,18 @@ struct record_of<T> {
   using type = tensor_variable<element_type_of<T>>;
 };
 
+/// The message for a value of rank `d.rank()` offered to a variable whose rank
+/// was fixed at 0 although its C++ type would allow any (xt::xarray<E>,
+/// fusor::array<E>): most often the variable was made from a default-
+/// constructed xt::xarray, which is 0-d (one element), as a placeholder.
+inline std::string fixed_rank_zero_message(const std::string& who, const dims& d) {
+  return who + ": wrong number of dimensions: expected 0, got " + std::to_string(d.rank()) + " with shape " + d.str() +
+         ". A shared variable's rank is fixed when it is created, and this one was created from a 0-d value (a "
+         "default-constructed xt::xarray is 0-d: it holds one element). Create it from a value of the rank you "
+         "mean (an empty matrix: xt::xarray<E>::from_shape({0, 0})), or let a file give it rank and values with "
+         "fusor::load<xt::xarray<E>>(file) or fusor::load<xt::xarray<E>>(file.npz, entry)";
+}
+
 template <class T>
 constexpr bool check_registered() {
   static_assert(registered<T>,
@@ -189,12 +201,14 @@ class shared {
   template <class V>
     requires is_tensor && tensor_shareable<std::remove_cvref_t<V>>
   void set_value(const V& v) {
+    require_backed(v);
     copy_in(v);
   }
   /// Adopts a moved-in value of the variable's type in O(1) (no element copy).
   void set_value(T&& v)
     requires is_tensor
   {
+    require_backed(v);
     if (!host_accessible(space()) && !same_space(v)) return copy_in(v);
     record_->install(adopt_storage(std::move(v)));
   }
@@ -205,6 +219,7 @@ class shared {
     requires is_tensor && tensor_shareable<std::remove_cvref_t<V>>
   void set_value(V&& v, borrow_t) {
     using U = std::remove_cvref_t<V>;
+    require_backed(v);
     if constexpr (!std::is_same_v<element_type_of<U>, element_type_of<T>> || rank_of<U> == 0) {
       copy_in(v);
     } else {
@@ -223,6 +238,7 @@ class shared {
   template <class V>
     requires is_tensor && tensor_shareable<std::remove_cvref_t<V>>
   void set_value(const V& v, copy_t) {
+    require_backed(v);
     copy_in(v);
   }
 
@@ -383,6 +399,9 @@ class shared {
       static_assert(rank_of<T> == dynamic_rank || rank_of<V> == dynamic_rank || rank_of<T> == rank_of<V>,
                     "fusor::shared<T>::set_value: the value's static rank differs from the variable's; a shared "
                     "variable's rank never changes (pass a value of the variable's rank)");
+      if constexpr (rank_of<T> == dynamic_rank)
+        if (record_->rank() == 0 && d.rank() != 0)
+          throw rank_error(detail::fixed_rank_zero_message(record_->describe(), d));
       require_shape([&] { return record_->describe(); }, record_->rank(), record_->broadcastable_mask(), d,
                     dtype_of<element_type_of<V>>);
     }
@@ -462,6 +481,9 @@ class shared {
     if constexpr (is_array_v<T>)
       if (host_accessible(options.space)) options.space = v.space();
     if constexpr (is_tensor) {
+      require_backed(v, [&] {
+        return options.name.empty() ? std::string("fusor::shared") : "fusor::shared '" + options.name + "'";
+      });
       const std::size_t r = initial_rank(v);
       if (!options.broadcastable.empty() && options.broadcastable.size() != r)
         throw value_error("fusor::shared: the broadcastable pattern of " +
@@ -492,6 +514,19 @@ class shared {
     make_record(v, std::move(options));
     if constexpr (is_tensor) record_->install(adopt_storage(std::move(v)));
     else record_->install(std::make_shared<T>(std::move(v)));
+  }
+
+  /// A fusor::array without the bytes its shape needs (a default-constructed
+  /// one) is no value: refused before anything reads it, naming `who`.
+  template <class V, class Who>
+  static void require_backed(const V& v, const Who& who) {
+    if constexpr (is_array_v<V>)
+      if (v.storage().bytes() < v.bytes())
+        throw value_error(std::string(who()) + ": received " + detail::unbacked_array_message(v));
+  }
+  template <class V>
+  void require_backed(const V& v) const {
+    require_backed(v, [&] { return record_->describe(); });
   }
 
   void require_value(const char* what) const {

@@ -138,6 +138,9 @@ template <class T>
 array<element_type_of<T>> prepare_value(const shared<T>& s, const npy_data& d, const std::string& prefix) {
   using E = element_type_of<T>;
   const auto& record = *s.record();
+  if constexpr (rank_of<T> == dynamic_rank)
+    if (s.rank() == 0 && d.shape.rank() != 0)
+      throw rank_error(detail::fixed_rank_zero_message(prefix + record.describe(), d.shape));
   require_shape([&] { return prefix + record.describe(); }, s.rank(), record.broadcastable_mask(), d.shape, d.type);
   check_storable<E>(d.type, d.shape.elements(), record.describe(), cast_policy{s.strict(), s.allow_downcast()},
                     prefix);

@@ -5,6 +5,7 @@
 //   fusor::save("model.npz", W, b);        // numpy.load("model.npz")["W"]
 //   fusor::load("model.npz", W, b);        // each from the entry named after it
 //   auto all = fusor::read_npz("model.npz");  // {"W": npy_data, "b": npy_data}
+//   auto W = fusor::load<xt::xarray<float>>("model.npz", "W");  // a new variable, the entry's shape
 //
 // Reads what np.savez (stored) and np.savez_compressed (deflated) write.
 // Loading several variables is all or nothing: every entry is read, validated
@@ -13,6 +14,7 @@
 
 #include <array>
 #include <bit>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -305,6 +307,44 @@ void load(const std::filesystem::path& file, shared<T>&... vars) {
     // argument order, and the first problem is the one reported.
     auto values = std::tuple{prepare(vars)...};
     std::apply([&](auto&... value) { (vars.record()->install(std::move(value)), ...); }, values);
+  }
+}
+
+/// A new shared variable holding one entry of the .npz `file`, without a
+/// variable to load into: `auto W = fusor::load<xt::xarray<double>>("m.npz",
+/// "W");` takes the entry's shape and rank (T = xt::xarray<E>), or checks
+/// them against T's static rank (xt::xtensor<E, N>, std::vector<E>, a
+/// scalar: rank_error otherwise). `entry` is looked up as numpy's
+/// `np.load(file)[entry]` does: the archive's entry of exactly that name,
+/// else "<entry>.npy". The variable is named after the entry (without
+/// ".npy") unless options.name is set. The entry's dtype must be storable as
+/// T's element type under the rules of construction: an exact dtype as is,
+/// a safe upcast converted, anything else a dtype_error naming the file, the
+/// entry, and both dtypes (unless options.allow_downcast; options.strict
+/// refuses every other dtype). A missing entry is an io_error naming it, the
+/// file, and the entries the file holds.
+/// (`entry` is a template parameter, not a std::string, so that
+/// `load<T>(file.npy, {.name = "W"})` still means the .npy overload.)
+template <class T, class Entry>
+  requires std::convertible_to<const Entry&, std::string_view>
+shared<T> load(const std::filesystem::path& file, const Entry& entry_name, shared_options options = {}) {
+  if constexpr (detail::check_saveable<T>()) {
+    const std::string entry{std::string_view(entry_name)};
+    const detail::npz_reader zip(file);
+    std::string found = entry;
+    if (!zip.has(found)) {
+      found = entry + std::string(detail::npy_suffix);
+      if (!zip.has(found))
+        throw io_error("fusor: cannot load entry '" + npy::detail::excerpt(entry, 0, 256) + "' from " +
+                       zip.quoted_name() + ": it has no entry '" + npy::detail::excerpt(entry, 0, 256) + "' or '" +
+                       npy::detail::excerpt(found, 0, 256) + "' (" + zip.entry_list() + ")");
+    }
+    npy_data d = zip.read(found);
+    if (options.name.empty())
+      options.name = detail::ends_with_npy(found) ? found.substr(0, found.size() - detail::npy_suffix.size()) : found;
+    return detail::make_shared_from<T>(std::move(d), std::move(options), "fusor: loading " + zip.where(found) + ": ");
+  } else {
+    throw value_error("unreachable: rejected at compile time");
   }
 }
 

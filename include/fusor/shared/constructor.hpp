@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <concepts>
 #include <cstring>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -30,6 +31,7 @@
 
 #include "fusor/core/dims.hpp"
 #include "fusor/core/dtype.hpp"
+#include "fusor/core/errors.hpp"
 #include "fusor/memory/array.hpp"
 
 namespace fusor {
@@ -162,6 +164,19 @@ struct shared_constructor<xt::xtensor<E, N>> {
   }
 };
 
+namespace detail {
+/// Why an array without the bytes its shape needs is refused.
+template <element E>
+std::string unbacked_array_message(const array<E>& a) {
+  return "a fusor::array<" + std::string(cpp_name(dtype_of<E>)) + "> of shape " + a.shape().str() +
+         " that needs " + std::to_string(a.bytes()) + " bytes of elements but holds a buffer of " +
+         std::to_string(a.storage().bytes()) +
+         " bytes (a default-constructed fusor::array holds no buffer); use an array from "
+         "get_value(fusor::borrow, fusor::internal_type), Out(y, fusor::internal_type), "
+         "fusor::array<E>::allocate or fusor::array<E>::copy_of";
+}
+}  // namespace detail
+
 /// fusor::array<E>, the internal storage type, as a value of its own: on the
 /// host or on a device (the seeds' in-place pattern with internal objects:
 /// `s.set_value(s.get_value(borrow, internal_type), borrow)`). A variable
@@ -170,7 +185,15 @@ template <element E>
 struct shared_constructor<array<E>> {
   using element_type = E;
   static constexpr int rank = dynamic_rank;
-  static dims shape(const array<E>& a) { return a.shape(); }
+  /// The array's shape, once it is known to have the bytes the shape needs: a
+  /// default-constructed array has shape () (one element) and no buffer, and
+  /// reading it would read nothing at all. Every path that takes an array as
+  /// a value (shared variables, function arguments, eval bindings) asks for
+  /// its shape first, so none of them reads such an array.
+  static dims shape(const array<E>& a) {
+    if (a.storage().bytes() < a.bytes()) throw value_error("fusor: cannot read " + detail::unbacked_array_message(a));
+    return a.shape();
+  }
   /// In the array's space: see space().
   static const E* data(const array<E>& a) noexcept { return a.data(); }
   static array<E> make(const dims& d, const E* src) { return array<E>::copy_of(d, src); }
