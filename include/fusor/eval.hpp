@@ -217,6 +217,7 @@ void assign_planned(const shared<T>& dest, const Expr& expr, const view_spec* re
   ev.prog.run(entry, nullptr, [](const step_info&) {});
   if (u.in_place) record.written_in_place();
   else record.install(std::move(fresh));
+  advance_counters(ev.prog.graph());
   if (ev.prog.arena_bytes() > evaluation::keep_arena_bytes) ev.prog.release_arena();
 }
 
@@ -252,6 +253,7 @@ template <class X, class... B>
   ev.prog.run(entry, nullptr, [](const step_info&) {});
   if (!host_accessible(ev.facts.space))
     copy_bytes(detail::result_data(out), host, on_device.data(), ev.facts.space, on_device.bytes());
+  advance_counters(ev.prog.graph());
   if (ev.prog.arena_bytes() > detail::evaluation::keep_arena_bytes) ev.prog.release_arena();
   return out;
 }

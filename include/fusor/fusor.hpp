@@ -13,4 +13,5 @@
 #include "fusor/shared.hpp"
 #include "fusor/eval.hpp"
 #include "fusor/compile/function.hpp"
+#include "fusor/random/stream.hpp"
 #include "fusor/expr/print.hpp"

@@ -252,3 +252,28 @@ TEST_CASE_FIXTURE(fixture, "constructors on a device: the flat index computed in
   CHECK(outs[0][1](0, 1) == wv(0, 1));
   CHECK(outs[0][3](0, 3) == 1.0);
 }
+
+TEST_CASE_FIXTURE(fixture, "random streams on a device: the same numbers as on the host, the counter advanced there") {
+  xt::xarray<double> outs[2][3];
+  std::uint64_t calls[2] = {};
+  for (int k = 0; k < 2; ++k) {
+    fusor::random_stream rng(11, spaces[k]);
+    auto W = fusor::shared(xt::xtensor<double, 2>(xt::zeros<double>({5, 7})), {.name = "W", .space = spaces[k]});
+    auto f = device_test::function(
+        fusor::inputs(),
+        fusor::outputs(rng.uniform({5, 7}, -2.0, 2.0), fusor::cast<double>(rng.bernoulli(0.25, {9}))),
+        fusor::updates(fusor::update(W, W + rng.normal({5, 7}, 1.0, 0.1))));
+    f();
+    auto r = f();
+    outs[k][0] = std::get<0>(r);
+    outs[k][1] = std::get<1>(r);
+    outs[k][2] = W.get_value();
+    calls[k] = rng.state().get_value()();
+  }
+  for (int j = 0; j < 3; ++j) {
+    CAPTURE(j);
+    check_close(outs[1][j], outs[0][j], 1e-15);
+  }
+  CHECK(calls[0] == 2);
+  CHECK(calls[1] == 2);
+}

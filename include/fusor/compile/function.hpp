@@ -277,6 +277,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
       prog_.run(entry, profiling_ ? &profile_ : nullptr, [&](const step_info& s) { stale_before_write(s); });
     entry.warm = true;
     commit(p);
+    advance_counters(prog_.graph());
     return make_outputs(p, results, std::index_sequence_for<O...>{});
   }
 

@@ -83,12 +83,21 @@ enum class kernel_role : std::uint8_t {
 };
 
 /// One node of the graph.
+/// The most operands a node has (a random draw has five: the index, the
+/// stream's counter, its key and two parameters).
+inline constexpr std::size_t max_arity = 6;
+constexpr std::array<int, max_arity> no_children() {
+  std::array<int, max_arity> c{};
+  for (auto& x : c) x = -1;
+  return c;
+}
+
 struct graph_node {
   node_kind kind{};
   dtype type{};                        ///< the node's element type
   int static_rank = dynamic_rank;
   int arity = 0;
-  std::array<int, 3> child{-1, -1, -1};
+  std::array<int, max_arity> child = no_children();
   int leaf = -1;                       ///< input / shared / constant: index in the graph's tables
   /// Reads its operands only at the index it computes (no reduction, dot,
   /// permutation or reshape below it): the static half of an in-place write.
@@ -149,6 +158,9 @@ struct graph_shared {
   shared_facts (*facts)(const variable_base*) = nullptr;
   /// Whether a view the caller holds shares the storage (the cheap half of facts()).
   bool (*viewed)(const variable_base*) = nullptr;
+  /// A counter advanced after every successful call (a random stream's
+  /// state), or null.
+  variable_base* counter = nullptr;
   std::string describe() const { return record->describe(); }
 };
 
@@ -212,6 +224,19 @@ class graph {
     return -1;
   }
 };
+
+/// After a call of `g` succeeded: advances the counters it reads (random
+/// streams' states), unless the graph updates one itself. A failed call does
+/// not get here: it draws no numbers.
+inline void advance_counters(const graph& g) {
+  for (std::size_t j = 0; j < g.shared.size(); ++j) {
+    variable_base* c = g.shared[j].counter;
+    if (!c) continue;
+    bool updated = false;
+    for (const auto& u : g.updates) updated = updated || u.variable == static_cast<int>(j);
+    if (!updated) c->advance()(*c);
+  }
+}
 
 /// An integer pow with a signed integer exponent: NumPy refuses negative
 /// exponents, so the exponent is checked before any kernel writes. (The
@@ -335,6 +360,7 @@ class graph_builder {
     gs.space = s.space();
     gs.facts = &detail::tensor_facts<element_type_of<T>>;
     gs.viewed = &detail::tensor_viewed<element_type_of<T>>;
+    if (s.record()->advance()) gs.counter = s.record().get();
     g_.shared.push_back(gs);
     return static_cast<int>(g_.shared.size()) - 1;
   }
@@ -436,6 +462,7 @@ class graph_builder {
     n.kind = node_kind::map;
     n.arity = static_cast<int>(sizeof...(A));
     std::size_t k = 0;
+    static_assert(sizeof...(A) <= max_arity, "fusor: an elementwise node has more operands than max_arity");
     std::apply([&](const auto&... a) { ((n.child[k++] = add(a)), ...); }, e.args());
     n.elementwise = true;
     for (int c = 0; c < n.arity; ++c) n.elementwise = n.elementwise && g_[n.child[static_cast<std::size_t>(c)]].elementwise;

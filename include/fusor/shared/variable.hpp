@@ -68,6 +68,12 @@ class variable_base {
   /// the variable has a value. A compiled function's fast path relies on it.
   std::uint64_t storage_version() const noexcept { return storage_version_.load(std::memory_order_acquire); }
 
+  /// A counter that fusor advances after every successful call that reads the
+  /// variable (a random stream's state: random/stream.hpp); null for others.
+  using advance_fn = void (*)(variable_base&);
+  advance_fn advance() const noexcept { return advance_; }
+  void set_advance(advance_fn f) noexcept { advance_ = f; }
+
   /// "shared variable 'W'" — the subject of every message about it.
   std::string describe() const {
     return options_.name.empty() ? std::string("unnamed shared variable #") + std::to_string(id_)
@@ -103,6 +109,7 @@ class variable_base {
 
  private:
   std::uint64_t id_;
+  advance_fn advance_ = nullptr;
   std::atomic<std::uint64_t> generation_{0};
   std::atomic<std::uint64_t> storage_version_{0};
   const std::byte* lo_ = nullptr;
@@ -151,6 +158,8 @@ class tensor_variable : public variable_base {
   }
   /// fusor wrote into the storage in place (zero(borrow), in-place updates).
   void written_in_place() noexcept { note_written(); }
+  /// The elements, for fusor's own in-place writes (then written_in_place()).
+  E* data_for_writing() noexcept { return storage_.mutable_data(); }
 
  private:
   array<E> storage_;
