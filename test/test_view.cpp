@@ -121,3 +121,32 @@ TEST_CASE("views print as NumPy's indexing") {
   CHECK(fusor::view(U, 2, newaxis, all).str() == "u[2, None, :]");
   CHECK(fusor::view(U * 2.0, range(_, 3, 2)).str() == "(u * 2)[:3:2]");
 }
+
+TEST_CASE("flip, broadcast_to and diagonal: views as NumPy's, fused") {
+  const auto u = grid(4, 5);
+  auto U = fusor::shared(xt::xtensor<double, 2>(u), "u");
+  CHECK(fusor::eval(fusor::flip(U, 1)) == xt::flip(u, 1));
+  CHECK(fusor::eval(fusor::flip(U, -2)) == xt::flip(u, 0));
+  CHECK(fusor::eval(fusor::flip(U)) == xt::flip(xt::flip(u, 0), 1));
+  CHECK_THROWS_AS((void)fusor::flip(U, 2), fusor::index_error);
+  const xt::xtensor<double, 3> b = fusor::eval(fusor::broadcast_to(fusor::view(U, 1), {2, 3, 5}));
+  CHECK(b == xt::broadcast(xt::view(u, 1), {2, 3, 5}));
+  CHECK(fusor::eval(fusor::diagonal(U)) == xt::diagonal(u));
+  CHECK(fusor::eval(fusor::diagonal(U, 2)) == xt::diagonal(u, 2));
+  CHECK(fusor::eval(fusor::diagonal(U, -1)) == xt::diagonal(u, -1));
+  CHECK(fusor::eval(fusor::diagonal(U, 9)).size() == 0);
+  CHECK(fusor::eval(fusor::diagonal(fusor::transpose(U), 1)) == xt::diagonal(xt::transpose(u), 1));
+  // A diagonal of a compound expression: computed once, then viewed.
+  CHECK(fusor::eval(fusor::diagonal(U * 2.0 + 1.0)) == xt::diagonal(u * 2.0 + 1.0));
+  // A 3-D operand: the diagonal of each (0, 2) plane, as the last axis.
+  xt::xtensor<double, 3> t = xt::xtensor<double, 3>::from_shape({3, 2, 4});
+  for (std::size_t i = 0; i < t.size(); ++i) t.data()[i] = static_cast<double>(i);
+  auto T = fusor::shared(t, "t");
+  CHECK(fusor::eval(fusor::diagonal(T, 1, 0, 2)) == xt::diagonal(t, 1, 0, 2));
+  CHECK_THROWS_AS(fusor::eval(fusor::diagonal(T, 0, 1, 1)), fusor::value_error);
+  // No copy: a diagonal of a variable reads it in place.
+  fusor::matrix<double> x{"x"};
+  auto f = fusor::function(fusor::inputs(x), fusor::outputs(fusor::diagonal(x) * 2.0));
+  CHECK(f(u) == xt::xtensor<double, 1>(xt::diagonal(u) * 2.0));
+  CHECK(f.last_plan().arena_bytes == 0);
+}

@@ -48,6 +48,7 @@ template <class A> void graph_key(const transpose_node<A>&, key_t&);
 template <class A, int N> void graph_key(const reshape_node<A, N>&, key_t&);
 template <class A, class B> void graph_key(const dot_node<A, B>&, key_t&);
 template <class A, int N> void graph_key(const view_node<A, N>&, key_t&);
+template <class A> void graph_key(const diagonal_node<A>&, key_t&);
 
 template <class T, int N>
 void graph_key(const input<T, N>& e, std::vector<std::uint64_t>& key) {
@@ -93,6 +94,13 @@ template <class A, class B>
 void graph_key(const dot_node<A, B>& e, std::vector<std::uint64_t>& key) {
   graph_key(e.lhs(), key);
   graph_key(e.rhs(), key);
+}
+template <class A>
+void graph_key(const diagonal_node<A>& e, std::vector<std::uint64_t>& key) {
+  key.push_back(static_cast<std::uint64_t>(e.offset()));
+  key.push_back(static_cast<std::uint64_t>(e.axis1()));
+  key.push_back(static_cast<std::uint64_t>(e.axis2()));
+  graph_key(e.arg(), key);
 }
 template <int N>
 void graph_key(const iota_node<N>& e, std::vector<std::uint64_t>& key) {

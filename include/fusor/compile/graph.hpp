@@ -44,7 +44,7 @@ namespace fusor {
 /// `iota`: the flat index of every element of a shape (the lazy
 /// constructors' leaf; it reads no memory).
 enum class node_kind : std::uint8_t {
-  input, shared, constant, map, cast, reduce, dot, transpose, reshape, given, view, iota
+  input, shared, constant, map, cast, reduce, dot, transpose, reshape, given, view, iota, diagonal
 };
 
 /// What a reduction computes (the run-time name of red::*).
@@ -510,6 +510,17 @@ class graph_builder {
     for (int i = 0; i < n.nparams; ++i) n.params[static_cast<std::size_t>(i)] = e.perm(i);
     key.push_back(static_cast<std::uint64_t>(n.nparams));
     for (int i = 0; i < n.nparams; ++i) key.push_back(static_cast<std::uint64_t>(n.params[static_cast<std::size_t>(i)]));
+  }
+  template <class A>
+  void describe(const diagonal_node<A>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+    n.kind = node_kind::diagonal;
+    n.arity = 1;
+    n.child[0] = operand_in_memory(e.arg());
+    n.nparams = 3;
+    n.params[0] = e.offset();
+    n.params[1] = e.axis1();
+    n.params[2] = e.axis2();
+    for (int i = 0; i < 3; ++i) key.push_back(static_cast<std::uint64_t>(n.params[static_cast<std::size_t>(i)]));
   }
   template <class A, int N>
   void describe(const view_node<A, N>& e, graph_node& n, std::vector<std::uint64_t>& key) {

@@ -4,6 +4,7 @@
 // names the expression and the shapes. Run once per plan, not per call.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -141,6 +142,32 @@ inline resolved_view resolve_view(const graph_node& n, const dims& in, const std
   return resolve_view(n.slices, n.text, in, strides);
 }
 
+/// The diagonal of `in` (element strides `strides`) for a diagonal node:
+/// axes axis1 and axis2 removed, the diagonal appended (NumPy's order).
+inline resolved_view resolve_diagonal(const graph_node& n, const dims& in, const std::array<index_t, max_rank>& strides) {
+  const int rank = static_cast<int>(in.rank());
+  if (rank < 2) throw rank_error(n.text + ": the operand has shape " + in.str() + ", a diagonal needs two axes");
+  const int a1 = normalise_axis(static_cast<int>(n.params[1]), rank, n.text);
+  const int a2 = normalise_axis(static_cast<int>(n.params[2]), rank, n.text);
+  if (a1 == a2) throw value_error(n.text + ": axis1 and axis2 are the same axis (" + std::to_string(a1) + ")");
+  const index_t k = n.params[0];
+  const auto n1 = static_cast<index_t>(in[static_cast<std::size_t>(a1)]);
+  const auto n2 = static_cast<index_t>(in[static_cast<std::size_t>(a2)]);
+  // Element i of the diagonal is (i - min(k, 0), i + max(k, 0)) in (axis1, axis2).
+  const index_t r0 = k < 0 ? -k : 0, c0 = k > 0 ? k : 0;
+  const index_t length = std::max<index_t>(0, std::min(n1 - r0, n2 - c0));
+  resolved_view r;
+  for (int d = 0; d < rank; ++d)
+    if (d != a1 && d != a2) {
+      r.strides[r.shape.rank()] = strides[static_cast<std::size_t>(d)];
+      r.shape.push_back(in[static_cast<std::size_t>(d)]);
+    }
+  r.strides[r.shape.rank()] = strides[static_cast<std::size_t>(a1)] + strides[static_cast<std::size_t>(a2)];
+  r.shape.push_back(static_cast<std::size_t>(length));
+  if (length > 0) r.offset = r0 * strides[static_cast<std::size_t>(a1)] + c0 * strides[static_cast<std::size_t>(a2)];
+  return r;
+}
+
 inline dims reshaped(const graph_node& n, const dims& in) {
   dims shape;
   int infer = -1;
@@ -241,6 +268,7 @@ inline std::vector<dims> infer_shapes(const graph& g, const call_facts& f) {
       }
       case node_kind::reshape: out = detail::reshaped(n, child(0)); break;
       case node_kind::view: out = detail::resolve_view(n, child(0), c_strides(child(0))).shape; break;
+      case node_kind::diagonal: out = detail::resolve_diagonal(n, child(0), c_strides(child(0))).shape; break;
       case node_kind::given: {
         const graph_given& gg = g.givens[static_cast<std::size_t>(n.leaf)];
         out = child(0);

@@ -216,4 +216,30 @@ template <element T = double, class L>
   return cast<T>(std::move(column) == arange<std::int64_t>(static_cast<std::int64_t>(n)));
 }
 
+namespace fn {
+/// broadcast_to(x, index) = x (the index leaf gives the shape).
+struct broadcast_first {
+  static constexpr const char* symbol = "broadcast_to";
+  template <class A, class I>
+  FUSOR_INLINE A operator()(const A& a, const I&) const {
+    return a;
+  }
+};
+}  // namespace fn
+
+/// np.broadcast_to(e, shape): e read at the broadcast shape, no copy (the
+/// kernel broadcasts it as it does any operand). The result's shape is the
+/// broadcast of e's shape and `shape`: an e that does not broadcast to it is
+/// a shape_error when the expression is evaluated.
+template <std::size_t N, class X>
+  requires(operand<X> && !element<std::remove_cvref_t<X>>)
+[[nodiscard]] auto broadcast_to(X&& x, const std::size_t (&shape)[N]) {
+  using E = as_expression_t<X>;
+  using T = value_type_t<E>;
+  static_assert(E::rank == dynamic_rank || E::rank <= static_cast<int>(N),
+                "fusor::broadcast_to: the operand has more axes than the shape");
+  return map_node<fn::broadcast_first, T, type_list<T, std::int64_t>, E, iota_node<static_cast<int>(N)>>(
+      as_expression(std::forward<X>(x)), iota_node<static_cast<int>(N)>(detail::shape_of_list(shape)));
+}
+
 }  // namespace fusor

@@ -93,4 +93,38 @@ template <class X, std::size_t N>
   return reshape_node<as_expression_t<X>, static_cast<int>(N)>(as_expression(std::forward<X>(x)), s);
 }
 
+/// np.diagonal(e, offset, axis1, axis2): the diagonal of the (axis1, axis2)
+/// planes as the last axis (offset > 0 above the main diagonal). On a value in
+/// memory it is a view (one stride: the sum of the two axes'), no copy.
+template <class A>
+class diagonal_node : public expression_base {
+ public:
+  using value_type = value_type_t<A>;
+  static constexpr int rank = A::rank == dynamic_rank ? dynamic_rank : A::rank - 1;
+
+  diagonal_node(A arg, index_t offset, int axis1, int axis2)
+      : arg_(std::move(arg)), offset_(offset), axis1_(axis1), axis2_(axis2) {}
+  const A& arg() const noexcept { return arg_; }
+  index_t offset() const noexcept { return offset_; }
+  int axis1() const noexcept { return axis1_; }
+  int axis2() const noexcept { return axis2_; }
+  std::string str() const {
+    return "diagonal(" + arg_.str() + ", " + std::to_string(offset_) + ", " + std::to_string(axis1_) + ", " +
+           std::to_string(axis2_) + ")";
+  }
+
+ private:
+  A arg_;
+  index_t offset_;
+  int axis1_, axis2_;
+};
+
+template <class X>
+  requires(operand<X> && !element<std::remove_cvref_t<X>>)
+[[nodiscard]] auto diagonal(X&& x, index_t offset = 0, int axis1 = 0, int axis2 = 1) {
+  using A = as_expression_t<X>;
+  static_assert(A::rank == dynamic_rank || A::rank >= 2, "fusor::diagonal: the operand needs at least two axes");
+  return diagonal_node<A>(as_expression(std::forward<X>(x)), offset, axis1, axis2);
+}
+
 }  // namespace fusor

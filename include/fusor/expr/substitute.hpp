@@ -71,6 +71,8 @@ template <class A, class B, class... S>
 dot_node<A, B> substitute(const dot_node<A, B>& e, const std::tuple<S...>& swaps);
 template <class A, int N, class... S>
 view_node<A, N> substitute(const view_node<A, N>& e, const std::tuple<S...>& swaps);
+template <class A, class... S>
+diagonal_node<A> substitute(const diagonal_node<A>& e, const std::tuple<S...>& swaps);
 
 template <class T, int N, class... S>
 input<T, N> substitute(const input<T, N>& e, const std::tuple<S...>&) {
@@ -117,6 +119,11 @@ dot_node<A, B> substitute(const dot_node<A, B>& e, const std::tuple<S...>& swaps
 template <class A, int N, class... S>
 view_node<A, N> substitute(const view_node<A, N>& e, const std::tuple<S...>& swaps) {
   return view_node<A, N>(substitute(e.arg(), swaps), e.spec());
+}
+
+template <class A, class... S>
+diagonal_node<A> substitute(const diagonal_node<A>& e, const std::tuple<S...>& swaps) {
+  return diagonal_node<A>(substitute(e.arg(), swaps), e.offset(), e.axis1(), e.axis2());
 }
 
 }  // namespace fusor

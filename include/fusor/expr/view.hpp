@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "fusor/core/config.hpp"
+#include "fusor/core/errors.hpp"
 #include "fusor/expr/leaves.hpp"
 #include "fusor/expr/node.hpp"
 
@@ -195,6 +196,34 @@ template <class X, class... S>
   view_spec spec;
   ((spec.items[static_cast<std::size_t>(spec.count++)] = detail::to_item(items)), ...);
   return view_node<A, detail::view_rank<A::rank, S...>()>(as_expression(std::forward<X>(x)), spec);
+}
+
+/// np.flip(e, axis): e reversed along `axis` (negative counts from the end),
+/// a view: no copy.
+template <class X>
+  requires(detail::view_arguments_v<X>)
+[[nodiscard]] auto flip(X&& x, int axis) {
+  using A = as_expression_t<X>;
+  static_assert(A::rank != dynamic_rank, "fusor::flip: the operand needs a static rank");
+  static_assert(A::rank > 0, "fusor::flip: a rank-0 operand has no axis to flip");
+  const int a = axis < 0 ? axis + A::rank : axis;
+  if (a < 0 || a >= A::rank)
+    throw index_error("fusor::flip: axis " + std::to_string(axis) + " is out of bounds for an operand of rank " +
+                      std::to_string(A::rank));
+  view_spec spec;
+  for (int d = 0; d < a; ++d) spec.items[static_cast<std::size_t>(spec.count++)] = detail::to_item(all);
+  spec.items[static_cast<std::size_t>(spec.count++)] = range(_, _, -1);
+  return view_node<A, A::rank>(as_expression(std::forward<X>(x)), spec);
+}
+/// np.flip(e): e reversed along every axis.
+template <class X>
+  requires(detail::view_arguments_v<X>)
+[[nodiscard]] auto flip(X&& x) {
+  using A = as_expression_t<X>;
+  static_assert(A::rank != dynamic_rank, "fusor::flip: the operand needs a static rank");
+  view_spec spec;
+  for (int d = 0; d < A::rank; ++d) spec.items[static_cast<std::size_t>(spec.count++)] = range(_, _, -1);
+  return view_node<A, A::rank>(as_expression(std::forward<X>(x)), spec);
 }
 
 }  // namespace fusor

@@ -56,6 +56,10 @@ template <class F, class A, int N>
 void visit_leaves(const reshape_node<A, N>& e, F&& f) {
   visit_leaves(e.arg(), f);
 }
+template <class F, class A>
+void visit_leaves(const diagonal_node<A>& e, F&& f) {
+  visit_leaves(e.arg(), f);
+}
 template <class F, class A, int N>
 void visit_leaves(const view_node<A, N>& e, F&& f) {
   visit_leaves(e.arg(), f);
@@ -152,7 +156,8 @@ void pattern_into(const X& e, std::vector<bool>& p) {
     and_right_aligned(p, q);
   } else if constexpr (requires { e.arg(); }) {
     // cast keeps the pattern; transpose, reshape and views lose what we know
-    if constexpr (requires { e.reverses(); } || requires { e.extent(0); } || requires { e.slice_count(); })
+    if constexpr (requires { e.reverses(); } || requires { e.extent(0); } || requires { e.slice_count(); } ||
+                  requires { e.axis1(); })
       std::fill(p.begin(), p.end(), false);
     else pattern_into(e.arg(), p);
   } else {

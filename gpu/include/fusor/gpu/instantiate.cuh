@@ -111,6 +111,10 @@ template <class A, int N>
 struct kernels_of<view_node<A, N>> {
   static void walk() { walk_root<A>(); }
 };
+template <class A>
+struct kernels_of<diagonal_node<A>> {
+  static void walk() { walk_root<A>(); }
+};
 
 /// What a function's type or an expression's type needs.
 template <class T>
