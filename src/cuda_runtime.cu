@@ -81,6 +81,26 @@ void check_blas(cublasStatus_t st, const char* what) {
   throw fusor::error(std::string("fusor: ") + what + " failed: cuBLAS status " + std::to_string(static_cast<int>(st)));
 }
 
+/// dst[view] = src[view] (src null: the fill value), elements of sizeof(W)
+/// bytes moved as words: one thread per element, grid-stride.
+template <class W>
+__global__ void move_kernel(void* dst, const void* src, std::uint64_t fill, const fusor::strided_view v) {
+  const fusor::index_t n = v.elements();
+  W value;
+  std::memcpy(&value, &fill, sizeof(W));
+  for (fusor::index_t i = static_cast<fusor::index_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<fusor::index_t>(blockDim.x) * gridDim.x) {
+    fusor::index_t rest = i, to = v.dst_offset, from = v.src_offset;
+    for (int a = v.rank - 1; a >= 0; --a) {
+      const fusor::index_t k = rest % v.extent[a];
+      rest /= v.extent[a];
+      to += k * v.dst_strides[a];
+      from += k * v.src_strides[a];
+    }
+    static_cast<W*>(dst)[to] = src ? static_cast<const W*>(src)[from] : value;
+  }
+}
+
 /// C[m x k] = op(A) op(B), row-major, integers wrapping (NumPy's dot): one
 /// thread per element of C.
 template <class E>
@@ -230,6 +250,23 @@ class cuda_runtime final : public fusor::device_runtime {
     device& d = ready(i);
     check(cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, cudaMemcpyDeviceToDevice, d.stream),
           "cudaMemcpy2DAsync (device to device)");
+  }
+
+  void move_strided(int i, void* dst, const void* src, const void* value, const fusor::strided_view& view,
+                    std::size_t element_bytes) override {
+    const fusor::index_t n = view.elements();
+    if (n == 0) return;
+    device& d = ready(i);
+    const unsigned grid = static_cast<unsigned>(std::min<fusor::index_t>((n + 255) / 256, 65535));
+    std::uint64_t fill = 0;
+    if (!src) std::memcpy(&fill, value, element_bytes);
+    switch (element_bytes) {
+      case 1: move_kernel<std::uint8_t><<<grid, 256, 0, d.stream>>>(dst, src, fill, view); break;
+      case 2: move_kernel<std::uint16_t><<<grid, 256, 0, d.stream>>>(dst, src, fill, view); break;
+      case 4: move_kernel<std::uint32_t><<<grid, 256, 0, d.stream>>>(dst, src, fill, view); break;
+      default: move_kernel<std::uint64_t><<<grid, 256, 0, d.stream>>>(dst, src, fill, view); break;
+    }
+    check(cudaGetLastError(), "the strided move kernel");
   }
 
   void zero(int i, void* p, std::size_t bytes) override {

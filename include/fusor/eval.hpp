@@ -49,6 +49,7 @@ template <class A, int N> void graph_key(const reshape_node<A, N>&, key_t&);
 template <class A, class B> void graph_key(const dot_node<A, B>&, key_t&);
 template <class A, int N> void graph_key(const view_node<A, N>&, key_t&);
 template <class A> void graph_key(const diagonal_node<A>&, key_t&);
+template <int N, class... A> void graph_key(const join_node<N, A...>&, key_t&);
 
 template <class T, int N>
 void graph_key(const input<T, N>& e, std::vector<std::uint64_t>& key) {
@@ -94,6 +95,11 @@ template <class A, class B>
 void graph_key(const dot_node<A, B>& e, std::vector<std::uint64_t>& key) {
   graph_key(e.lhs(), key);
   graph_key(e.rhs(), key);
+}
+template <int N, class... A>
+void graph_key(const join_node<N, A...>& e, std::vector<std::uint64_t>& key) {
+  e.join().append_key(key);
+  std::apply([&](const auto&... a) { (graph_key(a, key), ...); }, e.args());
 }
 template <class A>
 void graph_key(const diagonal_node<A>& e, std::vector<std::uint64_t>& key) {

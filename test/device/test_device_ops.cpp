@@ -277,3 +277,26 @@ TEST_CASE_FIXTURE(fixture, "random streams on a device: the same numbers as on t
   CHECK(calls[0] == 2);
   CHECK(calls[1] == 2);
 }
+
+TEST_CASE_FIXTURE(fixture, "joins on a device: concatenate, stack, roll and pad moved by the device runtime") {
+  const auto av = ramp({3, 4}, -1.0, 0.5);
+  xt::xarray<double> outs[2][5];
+  for (int k = 0; k < 2; ++k) {
+    auto A = fusor::shared(xt::xtensor<double, 2>(av), {.name = "a", .space = spaces[k]});
+    auto f = device_test::function(
+        fusor::inputs(),
+        fusor::outputs(fusor::concatenate(std::tuple(A, A * 2.0), 1), fusor::stack(std::tuple(A, A + 1.0), 0),
+                       fusor::roll(A, -5, 1), fusor::pad(A, {{1, 0}, {2, 1}}, 7.0),
+                       fusor::pad(fusor::transpose(A), 2, fusor::edge)));
+    auto r = f();
+    [&]<std::size_t... J>(std::index_sequence<J...>) {
+      ((outs[k][J] = xt::xarray<double>(std::get<J>(r))), ...);
+    }(std::make_index_sequence<5>{});
+  }
+  for (int j = 0; j < 5; ++j) {
+    CAPTURE(j);
+    check_close(outs[1][j], outs[0][j], 1e-15);
+  }
+  CHECK(outs[0][3](0, 0) == 7.0);
+  CHECK(outs[0][4](0, 0) == av(0, 0));
+}

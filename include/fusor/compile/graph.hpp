@@ -31,6 +31,7 @@
 #include "fusor/expr/dot.hpp"
 #include "fusor/expr/elementwise.hpp"
 #include "fusor/expr/generate.hpp"
+#include "fusor/expr/join.hpp"
 #include "fusor/expr/leaves.hpp"
 #include "fusor/expr/reduction.hpp"
 #include "fusor/expr/shape_ops.hpp"
@@ -44,7 +45,7 @@ namespace fusor {
 /// `iota`: the flat index of every element of a shape (the lazy
 /// constructors' leaf; it reads no memory).
 enum class node_kind : std::uint8_t {
-  input, shared, constant, map, cast, reduce, dot, transpose, reshape, given, view, iota, diagonal
+  input, shared, constant, map, cast, reduce, dot, transpose, reshape, given, view, iota, diagonal, join
 };
 
 /// What a reduction computes (the run-time name of red::*).
@@ -85,7 +86,7 @@ enum class kernel_role : std::uint8_t {
 /// One node of the graph.
 /// The most operands a node has (a random draw has five: the index, the
 /// stream's counter, its key and two parameters).
-inline constexpr std::size_t max_arity = 6;
+inline constexpr std::size_t max_arity = 8;
 constexpr std::array<int, max_arity> no_children() {
   std::array<int, max_arity> c{};
   for (auto& x : c) x = -1;
@@ -112,6 +113,8 @@ struct graph_node {
   int nparams = 0;
   // view: its index items
   view_spec slices{};
+  // join: what it assembles (concatenate, roll, pad)
+  join_params join{};
   /// The node as fusor prints it ("exp(W) + x"): plans and messages.
   std::string text;
   /// Each backend's kernels for this node's C++ type, by role (null: none).
@@ -510,6 +513,16 @@ class graph_builder {
     for (int i = 0; i < n.nparams; ++i) n.params[static_cast<std::size_t>(i)] = e.perm(i);
     key.push_back(static_cast<std::uint64_t>(n.nparams));
     for (int i = 0; i < n.nparams; ++i) key.push_back(static_cast<std::uint64_t>(n.params[static_cast<std::size_t>(i)]));
+  }
+  template <int N, class... A>
+  void describe(const join_node<N, A...>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+    static_assert(sizeof...(A) <= max_arity, "fusor: a join has more parts than max_arity");
+    n.kind = node_kind::join;
+    n.arity = static_cast<int>(sizeof...(A));
+    std::size_t k = 0;
+    std::apply([&](const auto&... a) { ((n.child[k++] = operand_in_memory(a)), ...); }, e.args());
+    n.join = e.join();
+    n.join.append_key(key);
   }
   template <class A>
   void describe(const diagonal_node<A>& e, graph_node& n, std::vector<std::uint64_t>& key) {

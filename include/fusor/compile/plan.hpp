@@ -27,6 +27,7 @@
 #include "fusor/compile/graph.hpp"
 #include "fusor/compile/region.hpp"
 #include "fusor/core/dims.hpp"
+#include "fusor/memory/strided.hpp"
 
 namespace fusor {
 
@@ -69,6 +70,7 @@ enum class step_kind : std::uint8_t {
   output,       ///< one output (fused group), into its buffer or, in place, a lent input's
   update,       ///< one update (fused group), into its spare buffer or, in place, the variable's
   copy,         ///< an update of a view into a spare buffer: the rest of the variable copied there first
+  assemble,     ///< a join (concatenate, roll, pad): its parts moved into a temporary
   install,      ///< commit: the spare buffer becomes the variable's value (ping-pong)
   transfer,     ///< commit: another updated variable's old buffer becomes this one's value
 };
@@ -88,6 +90,14 @@ struct step_info {
   node_value region;
   /// copy: the boxes copied from reads[0] into dest (both of dest's shape).
   std::vector<box> boxes;
+  /// assemble: moves into dest, in order — from a slot's view, or (slot -1)
+  /// a fill with the value's bits.
+  struct move {
+    int from = -1;
+    strided_view view;
+    std::uint64_t fill = 0;
+  };
+  std::vector<move> moves;
   std::vector<int> reads;  ///< the slots the step reads
   double bytes = 0;        ///< bytes read and written, STREAM-counted (for the profile)
   std::string label;       ///< what the profile and f.plan() call it
@@ -244,6 +254,7 @@ inline const char* kind_name(step_kind k) noexcept {
     case step_kind::output: return "output";
     case step_kind::update: return "update";
     case step_kind::copy: return "copy";
+    case step_kind::assemble: return "assemble";
     case step_kind::install: return "install";
     case step_kind::transfer: return "transfer";
   }

@@ -167,6 +167,7 @@ class planner {
         }
         case node_kind::shared: set_contiguous(i, p_.shared_slot[static_cast<std::size_t>(n.leaf)]); break;
         case node_kind::reduce:
+        case node_kind::join:
         case node_kind::dot: set_contiguous(i, add_slot(slot_kind::temporary, n.type, p_.shapes[static_cast<std::size_t>(i)], -1)); break;
         case node_kind::transpose: {
           const node_value& c = in_memory(n.child[0]);
@@ -518,6 +519,22 @@ class planner {
       const int step = emit(std::move(s));
       producer_[static_cast<std::size_t>(slot)] = step;
       if (scratch >= 0) producer_[static_cast<std::size_t>(scratch)] = step;
+    } else if (n.kind == node_kind::join) {
+      step_info s;
+      s.kind = step_kind::assemble;
+      s.node = node;
+      s.dest = slot;
+      for (int k = 0; k < n.arity; ++k) {
+        const int c = n.child[static_cast<std::size_t>(k)];
+        in_memory(c);  // a fused part gets a copy
+        ensure_value(c);
+        const int from = p_.values[static_cast<std::size_t>(c)].slot;
+        if (std::find(s.reads.begin(), s.reads.end(), from) == s.reads.end()) s.reads.push_back(from);
+      }
+      s.moves = join_moves(node, slot);
+      s.label = n.text;
+      s.bytes = group_bytes(s.reads) + static_cast<double>(p_.slots[static_cast<std::size_t>(slot)].bytes);
+      producer_[static_cast<std::size_t>(slot)] = emit(std::move(s));
     } else if (n.kind == node_kind::dot) {
       step_info s;
       s.kind = step_kind::dot;
@@ -538,6 +555,117 @@ class planner {
       s.bytes = group_bytes(s.reads) + static_cast<double>(p_.slots[static_cast<std::size_t>(slot)].bytes);
       producer_[static_cast<std::size_t>(slot)] = emit(std::move(s));
     }
+  }
+
+  /// The moves that assemble join node `node` into slot `dest` (contiguous,
+  /// of the node's shape): see expr/join.hpp.
+  std::vector<step_info::move> join_moves(int node, int dest) const {
+    const graph_node& n = g_[node];
+    const join_params& j = n.join;
+    const dims& out = p_.shapes[static_cast<std::size_t>(node)];
+    const auto cs = c_strides(out);
+    const int r = static_cast<int>(out.rank());
+    std::vector<step_info::move> moves;
+    // A move of a part's value (or a slab of it) into a box of the result.
+    auto part = [&](const node_value& v, const dims& extent, index_t src_offset, index_t dst_offset) {
+      step_info::move m;
+      m.from = v.slot;
+      m.view.rank = r;
+      for (int d = 0; d < r; ++d) {
+        m.view.extent[d] = static_cast<index_t>(extent[static_cast<std::size_t>(d)]);
+        m.view.src_strides[d] = v.strides[static_cast<std::size_t>(d)];
+        m.view.dst_strides[d] = cs[static_cast<std::size_t>(d)];
+      }
+      m.view.src_offset = src_offset;
+      m.view.dst_offset = dst_offset;
+      if (m.view.elements() > 0) moves.push_back(m);
+    };
+    const node_value& first = p_.values[static_cast<std::size_t>(n.child[0])];
+    switch (j.kind) {
+      case join_kind::concatenate: {
+        const auto axis = static_cast<std::size_t>(detail::normalise_axis(j.axis, out.rank(), n.text));
+        index_t at = 0;
+        for (int k = 0; k < n.arity; ++k) {
+          const node_value& v = p_.values[static_cast<std::size_t>(n.child[static_cast<std::size_t>(k)])];
+          part(v, v.shape, v.offset, at * cs[axis]);
+          at += static_cast<index_t>(v.shape[axis]);
+        }
+        break;
+      }
+      case join_kind::roll: {
+        const auto axis = static_cast<std::size_t>(detail::normalise_axis(j.axis, out.rank(), n.text));
+        const auto len = static_cast<index_t>(out[axis]);
+        if (len == 0) break;
+        const index_t s = ((j.shift % len) + len) % len;
+        dims tail = out, head = out;
+        tail[axis] = static_cast<std::size_t>(len - s);  // [0, len - s) goes to [s, len)
+        head[axis] = static_cast<std::size_t>(s);        // [len - s, len) goes to [0, s)
+        part(first, tail, first.offset, s * cs[axis]);
+        part(first, head, first.offset + (len - s) * first.strides[axis], 0);
+        break;
+      }
+      case join_kind::pad_constant:
+      case join_kind::pad_edge: {
+        std::array<index_t, max_rank> lo{};
+        index_t inner = 0;
+        for (int d = 0; d < r; ++d) {
+          lo[static_cast<std::size_t>(d)] = j.before[static_cast<std::size_t>(j.widths == 1 ? 0 : d)];
+          inner += lo[static_cast<std::size_t>(d)] * cs[static_cast<std::size_t>(d)];
+        }
+        part(first, first.shape, first.offset, inner);
+        if (j.kind == join_kind::pad_constant) {
+          detail::resolved_view region;
+          for (int d = 0; d < r; ++d) {
+            region.first[static_cast<std::size_t>(d)] = lo[static_cast<std::size_t>(d)];
+            region.count[static_cast<std::size_t>(d)] = static_cast<index_t>(first.shape[static_cast<std::size_t>(d)]);
+            region.step[static_cast<std::size_t>(d)] = 1;
+          }
+          for (const box& b : detail::complement_boxes(out, region)) {
+            step_info::move m;
+            m.fill = j.fill;
+            m.view.rank = r;
+            for (int d = 0; d < r; ++d) {
+              m.view.extent[d] = static_cast<index_t>(b.shape[static_cast<std::size_t>(d)]);
+              m.view.dst_strides[d] = cs[static_cast<std::size_t>(d)];
+              m.view.dst_offset += b.start[static_cast<std::size_t>(d)] * cs[static_cast<std::size_t>(d)];
+            }
+            if (m.view.elements() > 0) moves.push_back(m);
+          }
+        } else {
+          // Edge: axis after axis, the slab next to each border copied over it
+          // (axes before d already padded: whole; axes after d: the interior).
+          for (int d = 0; d < r; ++d) {
+            const auto ud = static_cast<std::size_t>(d);
+            const index_t n_d = static_cast<index_t>(first.shape[ud]);
+            auto slab = [&](index_t from, index_t to, index_t source) {
+              if (to <= from) return;
+              step_info::move m;
+              m.from = dest;
+              m.view.rank = r;
+              for (int a = 0; a < r; ++a) {
+                const auto ua = static_cast<std::size_t>(a);
+                index_t start = a < d ? 0 : lo[ua];
+                index_t extent = a < d ? static_cast<index_t>(out[ua]) : static_cast<index_t>(first.shape[ua]);
+                if (a == d) {
+                  start = from;
+                  extent = to - from;
+                }
+                m.view.extent[a] = extent;
+                m.view.dst_strides[a] = cs[ua];
+                m.view.src_strides[a] = a == d ? 0 : cs[ua];
+                m.view.dst_offset += start * cs[ua];
+                m.view.src_offset += (a == d ? source : start) * cs[ua];
+              }
+              if (m.view.elements() > 0) moves.push_back(m);
+            };
+            slab(0, lo[ud], lo[ud]);
+            slab(lo[ud] + n_d, static_cast<index_t>(out[ud]), lo[ud] + n_d - 1);
+          }
+        }
+        break;
+      }
+    }
+    return moves;
   }
 
   /// BLAS reads a matrix as is or transposed: contiguous, or the transpose of

@@ -168,6 +168,52 @@ inline resolved_view resolve_diagonal(const graph_node& n, const dims& in, const
   return r;
 }
 
+/// The shape of a join (concatenate, roll, pad) from its parts' shapes.
+inline dims joined_shape(const graph_node& n, const std::vector<dims>& parts) {
+  const join_params& j = n.join;
+  const dims& a = parts[0];
+  const int r = static_cast<int>(a.rank());
+  dims out = a;
+  switch (j.kind) {
+    case join_kind::concatenate: {
+      if (r == 0) throw value_error(n.text + ": zero-dimensional arrays cannot be concatenated");
+      const int axis = normalise_axis(j.axis, a.rank(), n.text);
+      for (std::size_t k = 1; k < parts.size(); ++k) {
+        const dims& b = parts[k];
+        if (b.rank() != a.rank())
+          throw shape_error(n.text + ": all the parts must have the same rank, but part 0 has shape " + a.str() +
+                            " and part " + std::to_string(k) + " has shape " + b.str());
+        for (int d = 0; d < r; ++d)
+          if (d != axis && b[static_cast<std::size_t>(d)] != a[static_cast<std::size_t>(d)])
+            throw shape_error(n.text + ": all the parts' extents except along the concatenation axis must match, "
+                              "but along axis " + std::to_string(d) + " part 0 has " + std::to_string(a[static_cast<std::size_t>(d)]) +
+                              " and part " + std::to_string(k) + " has " + std::to_string(b[static_cast<std::size_t>(d)]));
+        out[static_cast<std::size_t>(axis)] += b[static_cast<std::size_t>(axis)];
+      }
+      return out;
+    }
+    case join_kind::roll:
+      if (r == 0) throw value_error(n.text + ": a rank-0 operand has no axis to roll");
+      (void)normalise_axis(j.axis, a.rank(), n.text);
+      return out;
+    case join_kind::pad_constant:
+    case join_kind::pad_edge: {
+      if (j.widths != 1 && j.widths != r)
+        throw value_error(n.text + ": " + std::to_string(j.widths) + " pad widths for an operand of shape " + a.str() +
+                          " (give one pair for every axis, or one pair for all)");
+      for (int d = 0; d < r; ++d) {
+        const auto w = static_cast<std::size_t>(j.widths == 1 ? 0 : d);
+        const index_t lo = j.before[w], hi = j.after[w];
+        if (j.kind == join_kind::pad_edge && a[static_cast<std::size_t>(d)] == 0 && (lo > 0 || hi > 0))
+          throw value_error(n.text + ": cannot extend the empty axis " + std::to_string(d) + " with its edge");
+        out[static_cast<std::size_t>(d)] += static_cast<std::size_t>(lo + hi);
+      }
+      return out;
+    }
+  }
+  return out;
+}
+
 inline dims reshaped(const graph_node& n, const dims& in) {
   dims shape;
   int infer = -1;
@@ -269,6 +315,12 @@ inline std::vector<dims> infer_shapes(const graph& g, const call_facts& f) {
       case node_kind::reshape: out = detail::reshaped(n, child(0)); break;
       case node_kind::view: out = detail::resolve_view(n, child(0), c_strides(child(0))).shape; break;
       case node_kind::diagonal: out = detail::resolve_diagonal(n, child(0), c_strides(child(0))).shape; break;
+      case node_kind::join: {
+        std::vector<dims> parts;
+        for (int k = 0; k < n.arity; ++k) parts.push_back(child(k));
+        out = detail::joined_shape(n, parts);
+        break;
+      }
       case node_kind::given: {
         const graph_given& gg = g.givens[static_cast<std::size_t>(n.leaf)];
         out = child(0);

@@ -11,6 +11,7 @@
 #include "fusor/expr/dot.hpp"
 #include "fusor/expr/elementwise.hpp"
 #include "fusor/expr/generate.hpp"
+#include "fusor/expr/join.hpp"
 #include "fusor/expr/leaves.hpp"
 #include "fusor/expr/reduction.hpp"
 #include "fusor/expr/shape_ops.hpp"
@@ -73,6 +74,8 @@ template <class A, int N, class... S>
 view_node<A, N> substitute(const view_node<A, N>& e, const std::tuple<S...>& swaps);
 template <class A, class... S>
 diagonal_node<A> substitute(const diagonal_node<A>& e, const std::tuple<S...>& swaps);
+template <int N, class... A, class... S>
+join_node<N, A...> substitute(const join_node<N, A...>& e, const std::tuple<S...>& swaps);
 
 template <class T, int N, class... S>
 input<T, N> substitute(const input<T, N>& e, const std::tuple<S...>&) {
@@ -124,6 +127,12 @@ view_node<A, N> substitute(const view_node<A, N>& e, const std::tuple<S...>& swa
 template <class A, class... S>
 diagonal_node<A> substitute(const diagonal_node<A>& e, const std::tuple<S...>& swaps) {
   return diagonal_node<A>(substitute(e.arg(), swaps), e.offset(), e.axis1(), e.axis2());
+}
+
+template <int N, class... A, class... S>
+join_node<N, A...> substitute(const join_node<N, A...>& e, const std::tuple<S...>& swaps) {
+  return join_node<N, A...>(std::apply([&](const auto&... a) { return std::tuple<A...>(substitute(a, swaps)...); }, e.args()),
+                            e.join());
 }
 
 }  // namespace fusor

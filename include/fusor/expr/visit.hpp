@@ -15,6 +15,7 @@
 #include "fusor/expr/reduction.hpp"
 #include "fusor/expr/shape_ops.hpp"
 #include "fusor/expr/generate.hpp"
+#include "fusor/expr/join.hpp"
 #include "fusor/expr/view.hpp"
 
 namespace fusor {
@@ -55,6 +56,10 @@ void visit_leaves(const transpose_node<A>& e, F&& f) {
 template <class F, class A, int N>
 void visit_leaves(const reshape_node<A, N>& e, F&& f) {
   visit_leaves(e.arg(), f);
+}
+template <class F, int N, class... A>
+void visit_leaves(const join_node<N, A...>& e, F&& f) {
+  std::apply([&](const auto&... a) { (visit_leaves(a, f), ...); }, e.args());
 }
 template <class F, class A>
 void visit_leaves(const diagonal_node<A>& e, F&& f) {
@@ -138,6 +143,8 @@ void pattern_into(const X& e, std::vector<bool>& p) {
     std::vector<bool> q(e.shape().rank());  // a constructor: its extents of 1
     for (std::size_t d = 0; d < q.size(); ++d) q[d] = e.shape()[d] == 1;
     and_right_aligned(p, q);
+  } else if constexpr (requires { e.join(); }) {
+    std::fill(p.begin(), p.end(), false);  // assembled: extents change
   } else if constexpr (requires { e.args(); }) {
     std::apply([&](const auto&... a) { (pattern_into(a, p), ...); }, e.args());
   } else if constexpr (requires { e.keeps_dims(); }) {

@@ -27,6 +27,7 @@
 #include "fusor/core/dtype.hpp"
 #include "fusor/core/errors.hpp"
 #include "fusor/memory/space.hpp"
+#include "fusor/memory/strided.hpp"
 
 namespace fusor {
 
@@ -66,6 +67,12 @@ class device_runtime {
   /// and `spitch` bytes apart (cudaMemcpy2D), ordered on the stream.
   virtual void copy_2d(int device, void* dst, std::size_t dpitch, const void* src, std::size_t spitch,
                        std::size_t width, std::size_t height) = 0;
+  /// Moves elements of `element_bytes` between strided views of device
+  /// memory (memory/strided.hpp): dst[view] = src[view], or, with src null,
+  /// every element of the view = the bytes at `value` (host memory, read
+  /// before the call returns). Ordered on the stream.
+  virtual void move_strided(int device, void* dst, const void* src, const void* value, const strided_view& view,
+                            std::size_t element_bytes) = 0;
   /// Sets `bytes` of device memory to zero (ordered on the stream).
   virtual void zero(int device, void* p, std::size_t bytes) = 0;
   /// Waits for everything ordered on the device's stream; throws

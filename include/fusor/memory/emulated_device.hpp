@@ -144,6 +144,21 @@ class emulated_runtime final : public device_runtime {
     with_access(src, dst, (height - 1) * std::max(dpitch, spitch) + width, rows);
   }
 
+  void move_strided(int device, void* dst, const void* src, const void* value, const strided_view& view,
+                    std::size_t element_bytes) override {
+    if (view.elements() == 0) return;
+    std::array<std::byte, 16> fill{};
+    if (!src) std::memcpy(fill.data(), value, element_bytes);  // read now, as CUDA takes it as a parameter
+    auto body = [=] { detail::move_strided_host(dst, src, fill.data(), view, element_bytes); };
+    std::lock_guard lock(mutex_);
+    state& d = devices_.at(static_cast<std::size_t>(device));
+    if (d.capturing) {
+      d.recording.push_back(body);
+      return;
+    }
+    with_access(src, dst, 1, body);
+  }
+
   void zero(int device, void* p, std::size_t bytes) override {
     std::lock_guard lock(mutex_);
     state& d = devices_.at(static_cast<std::size_t>(device));

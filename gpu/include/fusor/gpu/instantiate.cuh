@@ -115,6 +115,10 @@ template <class A>
 struct kernels_of<diagonal_node<A>> {
   static void walk() { walk_root<A>(); }
 };
+template <int N, class... A>
+struct kernels_of<join_node<N, A...>> {
+  static void walk() { (walk_root<A>(), ...); }
+};
 
 /// What a function's type or an expression's type needs.
 template <class T>

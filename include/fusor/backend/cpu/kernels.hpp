@@ -424,4 +424,25 @@ struct copy_boxes_step final : prepared_step {
   }
 };
 
+// ---------------------------------------------------------------- assembling joins
+
+/// A join's parts moved into its temporary (concatenate, roll, pad): any
+/// dtype, element by element through the views the plan computed.
+struct assemble_step final : prepared_step {
+  int to = -1;
+  std::size_t element_bytes = 0;
+  std::vector<step_info::move> moves;
+  void run(void* const* slots) override {
+    for (const auto& m : moves)
+      fusor::detail::move_strided_host(slots[to], m.from >= 0 ? slots[m.from] : nullptr, &m.fill, m.view, element_bytes);
+  }
+  static std::unique_ptr<prepared_step> prepare(const plan& p, const step_info& s) {
+    auto st = std::make_unique<assemble_step>();
+    st->to = s.dest;
+    st->element_bytes = size_of(p.slots[static_cast<std::size_t>(s.dest)].type);
+    st->moves = s.moves;
+    return st;
+  }
+};
+
 }  // namespace fusor::cpu

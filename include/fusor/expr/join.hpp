@@ -1,0 +1,228 @@
+// fusor/expr/join.hpp — arrays assembled from parts: concatenate, stack, roll
+// and pad (NumPy's), each one node whose value is built in a temporary.
+//
+//   auto both  = fusor::concatenate(std::tuple(a, b), 0);   // np.concatenate((a, b), 0)
+//   auto same  = fusor::concatenate({W1, W2}, 1);           // parts of one C++ type
+//   auto layer = fusor::stack(std::tuple(x, y), 0);         // np.stack((x, y))
+//   auto left  = fusor::roll(u, -1, 1);                     // np.roll(u, -1, axis=1)
+//   auto grown = fusor::pad(u, {{1, 1}, {2, 0}}, 0.0);      // np.pad(u, ((1, 1), (2, 0)))
+//   auto edged = fusor::pad(u, 1, fusor::edge);             // np.pad(u, 1, mode="edge")
+//
+// Each part is read from memory (a shared variable or an input in place, a
+// compound part computed once into a temporary) and moved into its region of
+// the result: at most two moves per part, and for a pad, fills of the border
+// (constant) or copies of the edge slab, axis after axis (edge: NumPy's order,
+// so corners take the corner's value). Every part must have the result's
+// dtype (convert with fusor::cast<T>); at most max_arity parts.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "fusor/core/config.hpp"
+#include "fusor/expr/leaves.hpp"
+#include "fusor/expr/node.hpp"
+#include "fusor/expr/view.hpp"
+
+namespace fusor {
+
+enum class join_kind : std::uint8_t { concatenate, roll, pad_constant, pad_edge };
+
+/// What a join node does, as plain data (the graph keeps a copy).
+struct join_params {
+  join_kind kind = join_kind::concatenate;
+  int axis = 0;
+  index_t shift = 0;                           ///< roll
+  int widths = 0;                              ///< pad: 1 (every axis) or the rank
+  std::array<index_t, max_rank> before{}, after{};
+  std::uint64_t fill = 0;                      ///< pad_constant: the value's bits
+  friend bool operator==(const join_params&, const join_params&) = default;
+
+  void append_key(std::vector<std::uint64_t>& key) const {
+    key.push_back(static_cast<std::uint64_t>(kind));
+    key.push_back(static_cast<std::uint64_t>(axis));
+    key.push_back(static_cast<std::uint64_t>(shift));
+    key.push_back(static_cast<std::uint64_t>(widths));
+    for (int i = 0; i < widths; ++i) {
+      key.push_back(static_cast<std::uint64_t>(before[static_cast<std::size_t>(i)]));
+      key.push_back(static_cast<std::uint64_t>(after[static_cast<std::size_t>(i)]));
+    }
+    key.push_back(fill);
+  }
+};
+
+/// The edge mode of pad (np.pad(..., mode="edge")).
+struct edge_t {
+  explicit constexpr edge_t(int) {}
+};
+inline constexpr edge_t edge{0};
+
+/// A node assembled from the parts A... (see the file comment).
+template <int N, class... A>
+class join_node : public expression_base {
+  static_assert(sizeof...(A) >= 1);
+
+ public:
+  using value_type = value_type_t<std::tuple_element_t<0, std::tuple<A...>>>;
+  static constexpr int rank = N;
+  static_assert((std::is_same_v<value_type_t<A>, value_type> && ...),
+                "FUSOR_JOIN_DTYPE_MISMATCH: the parts of concatenate / stack must have one dtype; convert them "
+                "with fusor::cast<T>(...)");
+
+  join_node(std::tuple<A...> parts, const join_params& p) : parts_(std::move(parts)), params_(p) {}
+  const std::tuple<A...>& args() const noexcept { return parts_; }
+  const join_params& join() const noexcept { return params_; }
+
+  std::string str() const {
+    std::string parts;
+    std::apply([&](const auto&... a) { ((parts += (parts.empty() ? "" : ", ") + a.str()), ...); }, parts_);
+    switch (params_.kind) {
+      case join_kind::concatenate: return "concatenate((" + parts + "), " + std::to_string(params_.axis) + ")";
+      case join_kind::roll:
+        return "roll(" + parts + ", " + std::to_string(params_.shift) + ", " + std::to_string(params_.axis) + ")";
+      case join_kind::pad_constant:
+      case join_kind::pad_edge: {
+        std::string w;
+        for (int i = 0; i < params_.widths; ++i)
+          w += std::string(i ? ", " : "") + "(" + std::to_string(params_.before[static_cast<std::size_t>(i)]) + ", " +
+               std::to_string(params_.after[static_cast<std::size_t>(i)]) + ")";
+        if (params_.kind == join_kind::pad_edge) return "pad(" + parts + ", (" + w + "), edge)";
+        value_type v{};
+        std::memcpy(&v, &params_.fill, sizeof v);
+        return "pad(" + parts + ", (" + w + "), " + constant<value_type>(v).str() + ")";
+      }
+    }
+    return "?";
+  }
+
+ private:
+  std::tuple<A...> parts_;
+  join_params params_;
+};
+
+namespace detail {
+template <class... X>
+inline constexpr int join_rank() {
+  constexpr int ranks[] = {as_expression_t<X>::rank...};
+  for (int r : ranks)
+    if (r == dynamic_rank) return dynamic_rank;
+  return ranks[0];
+}
+template <class X, class... S>
+auto stacked_part(X&& x, int axis) {
+  using E = as_expression_t<X>;
+  view_spec spec;
+  for (int d = 0; d < axis; ++d) spec.items[static_cast<std::size_t>(spec.count++)] = to_item(all);
+  spec.items[static_cast<std::size_t>(spec.count++)] = to_item(newaxis);
+  return view_node<E, E::rank + 1>(as_expression(std::forward<X>(x)), spec);
+}
+}  // namespace detail
+
+/// np.concatenate(parts, axis): parts as a std::tuple of expressions or
+/// shared variables (`std::tuple(a, b)`), of one rank and dtype, equal
+/// extents except along `axis`.
+template <class... X>
+  requires(sizeof...(X) >= 1 && (operand<X> && ...))
+[[nodiscard]] auto concatenate(std::tuple<X...> parts, int axis = 0) {
+  static_assert(sizeof...(X) <= 8, "fusor::concatenate: at most 8 parts (concatenate the results again for more)");
+  join_params p;
+  p.kind = join_kind::concatenate;
+  p.axis = axis;
+  return std::apply(
+      [&](auto&&... x) {
+        return join_node<detail::join_rank<X...>(), as_expression_t<X>...>(
+            std::tuple<as_expression_t<X>...>(as_expression(std::move(x))...), p);
+      },
+      std::move(parts));
+}
+/// np.concatenate of parts of one C++ type: concatenate({W1, W2, W3}, 0).
+template <class X, std::size_t K>
+  requires(operand<X>)
+[[nodiscard]] auto concatenate(const X (&parts)[K], int axis = 0) {
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return concatenate(std::tuple<decltype((void)I, parts[0])...>(parts[I]...), axis);
+  }(std::make_index_sequence<K>{});
+}
+
+/// np.stack(parts, axis): the parts (of one shape) along a new axis.
+template <class... X>
+  requires(sizeof...(X) >= 1 && (operand<X> && ...))
+[[nodiscard]] auto stack(std::tuple<X...> parts, int axis = 0) {
+  constexpr int r = detail::join_rank<X...>();
+  static_assert(r != dynamic_rank, "fusor::stack: the parts need a static rank");
+  if (axis < 0) axis += r + 1;
+  if (axis < 0 || axis > r)
+    throw index_error("fusor::stack: axis is out of bounds for parts of rank " + std::to_string(r));
+  return std::apply([&](auto&&... x) { return concatenate(std::tuple(detail::stacked_part(std::move(x), axis)...), axis); },
+                    std::move(parts));
+}
+
+/// np.roll(e, shift, axis): elements shifted by `shift` along `axis`, those
+/// leaving one end entering at the other.
+template <class X>
+  requires(operand<X> && !element<std::remove_cvref_t<X>>)
+[[nodiscard]] auto roll(X&& x, index_t shift, int axis) {
+  using E = as_expression_t<X>;
+  join_params p;
+  p.kind = join_kind::roll;
+  p.axis = axis;
+  p.shift = shift;
+  return join_node<E::rank, E>(std::tuple<E>(as_expression(std::forward<X>(x))), p);
+}
+
+namespace detail {
+template <class X>
+auto padded(X&& x, std::initializer_list<std::array<index_t, 2>> widths, join_params p) {
+  using E = as_expression_t<X>;
+  if (widths.size() > max_rank) throw rank_error("fusor::pad: more widths than FUSOR_MAX_RANK");
+  for (const auto& w : widths) {
+    if (w[0] < 0 || w[1] < 0)
+      throw value_error("fusor::pad: pad widths must be non-negative, got (" + std::to_string(w[0]) + ", " +
+                        std::to_string(w[1]) + ")");
+    p.before[static_cast<std::size_t>(p.widths)] = w[0];
+    p.after[static_cast<std::size_t>(p.widths)] = w[1];
+    ++p.widths;
+  }
+  return join_node<E::rank, E>(std::tuple<E>(as_expression(std::forward<X>(x))), p);
+}
+}  // namespace detail
+
+/// np.pad(e, widths, constant_values=value): `widths` per axis ({before,
+/// after} each), or one pair for every axis.
+template <class X, element V>
+  requires(operand<X> && !element<std::remove_cvref_t<X>>)
+[[nodiscard]] auto pad(X&& x, std::initializer_list<std::array<index_t, 2>> widths, V value) {
+  using T = value_type_t<as_expression_t<X>>;
+  join_params p;
+  p.kind = join_kind::pad_constant;
+  const T v = static_cast<T>(value);
+  std::memcpy(&p.fill, &v, sizeof v);
+  return detail::padded(std::forward<X>(x), widths, p);
+}
+/// np.pad(e, width, constant_values=value): `width` on both sides of every axis.
+template <class X, element V>
+  requires(operand<X> && !element<std::remove_cvref_t<X>>)
+[[nodiscard]] auto pad(X&& x, index_t width, V value) {
+  return pad(std::forward<X>(x), {{width, width}}, value);
+}
+/// np.pad(e, widths, mode="edge").
+template <class X>
+  requires(operand<X> && !element<std::remove_cvref_t<X>>)
+[[nodiscard]] auto pad(X&& x, std::initializer_list<std::array<index_t, 2>> widths, edge_t) {
+  join_params p;
+  p.kind = join_kind::pad_edge;
+  return detail::padded(std::forward<X>(x), widths, p);
+}
+template <class X>
+  requires(operand<X> && !element<std::remove_cvref_t<X>>)
+[[nodiscard]] auto pad(X&& x, index_t width, edge_t e) {
+  return pad(std::forward<X>(x), {{width, width}}, e);
+}
+
+}  // namespace fusor
