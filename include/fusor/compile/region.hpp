@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "fusor/core/dims.hpp"
+#include "fusor/shared/variable.hpp"
 
 namespace fusor {
 
@@ -111,6 +112,28 @@ void for_each_plane(const box& b, const dims& full, F&& f) {
     }
   }
 }
+
+/// Whether the rest of a variable must be copied into the spare buffer again.
+/// Not when the spare is the buffer the last copy read from, the variable's
+/// buffer the one it wrote, and nothing has written the variable since but
+/// the install that followed: ping-pong buffers then already agree outside
+/// the region (a Jacobi step copies its border once, not at every step).
+struct rest_tracker {
+  const variable_base* record = nullptr;
+  const void* last_from = nullptr;
+  const void* last_to = nullptr;
+  std::uint64_t generation = 0;
+
+  bool needed(const void* from, const void* to) const noexcept {
+    return !(record && from == last_to && to == last_from && record->generation() == generation + 1);
+  }
+  /// After the copy (made or found unneeded): what the buffers now hold.
+  void copied(const void* from, const void* to) noexcept {
+    last_from = from;
+    last_to = to;
+    generation = record ? record->generation() : 0;
+  }
+};
 
 }  // namespace detail
 }  // namespace fusor

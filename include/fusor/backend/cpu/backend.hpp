@@ -65,7 +65,7 @@ struct backend {
         case step_kind::outputs:
           k = static_cast<const kernel_entry*>(g.multi_output_kernel[static_cast<std::size_t>(id)]);
           break;
-        case step_kind::copy: return copy_boxes_step::prepare(p, s);
+        case step_kind::copy: return copy_boxes_step::prepare(g, p, s);
         case step_kind::assemble: return assemble_step::prepare(p, s);
         case step_kind::install:
         case step_kind::transfer: return nullptr;

@@ -167,13 +167,13 @@ struct group_kernel {
     st->ev.broadcast_to(shape);
     // An output or an update that this step does not read is streamed when it
     // is larger than the cache (a materialised temporary is read back: not).
-    const bool streamable = (s.kind == step_kind::output || s.kind == step_kind::update) &&
-                            std::find(s.reads.begin(), s.reads.end(), s.dest) == s.reads.end();
+    const bool disjoint = !s.in_place && std::find(s.reads.begin(), s.reads.end(), s.dest) == s.reads.end();
+    const bool streamable = (s.kind == step_kind::output || s.kind == step_kind::update) && disjoint;
     if (region) {
       st->dest_offset = s.region.offset;
-      st->loop.prepare(shape, st->ev, streamable, &s.region.strides);
+      st->loop.prepare(shape, st->ev, streamable, &s.region.strides, disjoint);
     } else {
-      st->loop.prepare(shape, st->ev, streamable);
+      st->loop.prepare(shape, st->ev, streamable, nullptr, disjoint);
     }
     return st;
   }
@@ -394,16 +394,21 @@ struct convert_kernel {
 // ---------------------------------------------------------------- copies of boxes
 
 /// The rest of a variable copied into the spare buffer of an update of a
-/// view (compile/region.hpp): any dtype, row by row.
+/// view (compile/region.hpp): any dtype, row by row — and not again while
+/// ping-pong buffers already agree there (detail::rest_tracker).
 struct copy_boxes_step final : prepared_step {
   int from = -1, to = -1;
   std::size_t element_bytes = 0;
   std::vector<box> boxes;
   dims full;
+  fusor::detail::rest_tracker rest;
   void run(void* const* slots) override {
     const auto* src = static_cast<const std::byte*>(slots[from]);
     auto* dst = static_cast<std::byte*>(slots[to]);
     const std::size_t e = element_bytes;
+    const bool needed = rest.needed(src, dst);
+    rest.copied(src, dst);
+    if (!needed) return;
     for (const box& b : boxes)
       fusor::detail::for_each_plane(b, full, [&](index_t offset, index_t pitch, index_t width, index_t height) {
         for (index_t r = 0; r < height; ++r) {
@@ -412,8 +417,9 @@ struct copy_boxes_step final : prepared_step {
         }
       });
   }
-  static std::unique_ptr<prepared_step> prepare(const plan& p, const step_info& s) {
+  static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s) {
     auto st = std::make_unique<copy_boxes_step>();
+    st->rest.record = g.shared[static_cast<std::size_t>(g.updates[static_cast<std::size_t>(s.target)].variable)].record;
     const slot_info& dest = p.slots[static_cast<std::size_t>(s.dest)];
     st->from = s.reads[0];
     st->to = s.dest;

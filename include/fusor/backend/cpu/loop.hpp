@@ -60,6 +60,16 @@ void vector_row(E* out, const Ev& ev, std::size_t n) {
   for (; i + w <= n; i += w) ev.template load<Mode>(static_cast<index_t>(i)).store(out + i, xsimd_mode_t<Mode>{});
   for (; i < n; ++i) out[i] = ev.scalar(static_cast<index_t>(i));
 }
+/// The same, for an output that no operand reads: a vector store then cannot
+/// change the evaluator's pointers, so GCC keeps them in registers instead of
+/// reloading them after every store (xsimd's stores may alias anything).
+template <class Mode, class E, class Ev>
+void vector_row_disjoint(E* __restrict out, const Ev& ev, std::size_t n) {
+  constexpr std::size_t w = batch<E>::size;
+  std::size_t i = 0;
+  for (; i + w <= n; i += w) ev.template load<Mode>(static_cast<index_t>(i)).store(out + i, xsimd_mode_t<Mode>{});
+  for (; i < n; ++i) out[i] = ev.scalar(static_cast<index_t>(i));
+}
 }  // namespace detail
 
 /// out[i] = ev(i) over a shape, out contiguous row-major, split into what
@@ -75,6 +85,7 @@ struct elementwise_loop {
   bool empty = true;
   bool vectorise = false;
   bool stream = false;
+  bool disjoint = false;  ///< no operand reads the output's memory
 
   /// `ev` must already be broadcast_to(shape). `streamable`: the output is
   /// not read by this loop nor soon after it (an output or an update, not a
@@ -83,7 +94,11 @@ struct elementwise_loop {
   /// operands.
   /// `out`: the output's element strides when it is a view (an update of
   /// part of a variable); null: contiguous, row-major.
-  void prepare(const dims& shape, Ev& ev, bool streamable = false, const std::array<index_t, max_rank>* out = nullptr) {
+  /// `disjoint`: no operand reads the output's buffer (it is not written in
+  /// place), so the row loop may assume its stores alias nothing it reads.
+  void prepare(const dims& shape, Ev& ev, bool streamable = false, const std::array<index_t, max_rank>* out = nullptr,
+               bool disjoint_output = false) {
+    disjoint = disjoint_output;
     empty = shape.elements() == 0;
     if (empty) return;
     out_strides = out ? *out : c_strides(shape);
@@ -125,8 +140,14 @@ struct elementwise_loop {
         // aligned (the common case: arrays fusor allocated), no leaf
         // broadcast, and the general one.
         if (detail::leaves_dense(ev)) {
-          if (detail::leaves_aligned(ev, row)) detail::vector_row<dense<xsimd::aligned_mode>>(row, ev, n);
-          else detail::vector_row<dense<xsimd::unaligned_mode>>(row, ev, n);
+          const bool aligned = detail::leaves_aligned(ev, row);
+          if (disjoint) {
+            if (aligned) detail::vector_row_disjoint<dense<xsimd::aligned_mode>>(row, ev, n);
+            else detail::vector_row_disjoint<dense<xsimd::unaligned_mode>>(row, ev, n);
+          } else {
+            if (aligned) detail::vector_row<dense<xsimd::aligned_mode>>(row, ev, n);
+            else detail::vector_row<dense<xsimd::unaligned_mode>>(row, ev, n);
+          }
         } else {
           detail::vector_row<xsimd::unaligned_mode>(row, ev, n);
         }

@@ -443,7 +443,9 @@ struct upload_kernel {
 // ---------------------------------------------------------------- copies of boxes
 
 /// The rest of a variable copied into the spare buffer of an update of a
-/// view (compile/region.hpp): one 2-D device copy per plane of a box.
+/// view (compile/region.hpp): one 2-D device copy per plane of a box. Always
+/// copied (unlike the host's, which skips a copy ping-pong buffers make
+/// unneeded): a captured graph replays what it recorded, whatever changed.
 struct copy_boxes_step final : prepared_step {
   int from = -1, to = -1;
   std::size_t element_bytes = 0;
@@ -461,7 +463,7 @@ struct copy_boxes_step final : prepared_step {
                              static_cast<std::size_t>(height));
       });
   }
-  static std::unique_ptr<prepared_step> prepare(const plan& p, const step_info& s) {
+  static std::unique_ptr<prepared_step> prepare(const graph&, const plan& p, const step_info& s) {
     auto st = std::make_unique<copy_boxes_step>();
     const slot_info& dest = p.slots[static_cast<std::size_t>(s.dest)];
     st->from = s.reads[0];
