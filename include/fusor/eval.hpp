@@ -50,6 +50,7 @@ template <class A, class B> void graph_key(const dot_node<A, B>&, key_t&);
 template <class A, int N> void graph_key(const view_node<A, N>&, key_t&);
 template <class A> void graph_key(const diagonal_node<A>&, key_t&);
 template <int N, class... A> void graph_key(const join_node<N, A...>&, key_t&);
+template <class A, class I, int N> void graph_key(const take_node<A, I, N>&, key_t&);
 
 template <class T, int N>
 void graph_key(const input<T, N>& e, std::vector<std::uint64_t>& key) {
@@ -95,6 +96,12 @@ template <class A, class B>
 void graph_key(const dot_node<A, B>& e, std::vector<std::uint64_t>& key) {
   graph_key(e.lhs(), key);
   graph_key(e.rhs(), key);
+}
+template <class A, class I, int N>
+void graph_key(const take_node<A, I, N>& e, std::vector<std::uint64_t>& key) {
+  key.push_back(static_cast<std::uint64_t>(e.axis()));
+  graph_key(e.arg(), key);
+  graph_key(e.indices(), key);
 }
 template <int N, class... A>
 void graph_key(const join_node<N, A...>& e, std::vector<std::uint64_t>& key) {

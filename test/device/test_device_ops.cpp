@@ -300,3 +300,29 @@ TEST_CASE_FIXTURE(fixture, "joins on a device: concatenate, stack, roll and pad 
   CHECK(outs[0][3](0, 0) == 7.0);
   CHECK(outs[0][4](0, 0) == av(0, 0));
 }
+
+TEST_CASE_FIXTURE(fixture, "take on a device: indices read and checked, blocks moved on the device") {
+  const auto xv = ramp({6, 4}, -1.0, 0.25);
+  xt::xarray<double> outs[2][2];
+  bool refused[2] = {};
+  for (int k = 0; k < 2; ++k) {
+    auto X = fusor::shared(xt::xtensor<double, 2>(xv), {.name = "X", .space = spaces[k]});
+    fusor::vector<std::int64_t> idx{"idx"};
+    auto f = device_test::function(fusor::inputs(idx),
+                                   fusor::outputs(fusor::take(X, idx, 0) * 2.0, fusor::take(fusor::transpose(X), idx, 1)));
+    auto r = f(xt::xtensor<std::int64_t, 1>{5, -6, 2, 2});
+    outs[k][0] = std::get<0>(r);
+    outs[k][1] = std::get<1>(r);
+    try {
+      f(xt::xtensor<std::int64_t, 1>{6});
+    } catch (const fusor::index_error&) {
+      refused[k] = true;
+    }
+  }
+  for (int j = 0; j < 2; ++j) {
+    CAPTURE(j);
+    check_close(outs[1][j], outs[0][j], 1e-15);
+  }
+  CHECK(refused[0]);
+  CHECK(refused[1]);
+}

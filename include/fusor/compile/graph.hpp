@@ -32,6 +32,7 @@
 #include "fusor/expr/elementwise.hpp"
 #include "fusor/expr/generate.hpp"
 #include "fusor/expr/join.hpp"
+#include "fusor/expr/take.hpp"
 #include "fusor/expr/leaves.hpp"
 #include "fusor/expr/reduction.hpp"
 #include "fusor/expr/shape_ops.hpp"
@@ -45,7 +46,7 @@ namespace fusor {
 /// `iota`: the flat index of every element of a shape (the lazy
 /// constructors' leaf; it reads no memory).
 enum class node_kind : std::uint8_t {
-  input, shared, constant, map, cast, reduce, dot, transpose, reshape, given, view, iota, diagonal, join
+  input, shared, constant, map, cast, reduce, dot, transpose, reshape, given, view, iota, diagonal, join, take
 };
 
 /// What a reduction computes (the run-time name of red::*).
@@ -513,6 +514,16 @@ class graph_builder {
     for (int i = 0; i < n.nparams; ++i) n.params[static_cast<std::size_t>(i)] = e.perm(i);
     key.push_back(static_cast<std::uint64_t>(n.nparams));
     for (int i = 0; i < n.nparams; ++i) key.push_back(static_cast<std::uint64_t>(n.params[static_cast<std::size_t>(i)]));
+  }
+  template <class A, class I, int N>
+  void describe(const take_node<A, I, N>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+    n.kind = node_kind::take;
+    n.arity = 2;
+    n.child[0] = operand_in_memory(e.arg());
+    n.child[1] = operand_in_memory(e.indices());
+    n.nparams = 1;
+    n.params[0] = e.axis();
+    key.push_back(static_cast<std::uint64_t>(e.axis()));
   }
   template <int N, class... A>
   void describe(const join_node<N, A...>& e, graph_node& n, std::vector<std::uint64_t>& key) {

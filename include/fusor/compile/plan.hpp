@@ -71,6 +71,7 @@ enum class step_kind : std::uint8_t {
   update,       ///< one update (fused group), into its spare buffer or, in place, the variable's
   copy,         ///< an update of a view into a spare buffer: the rest of the variable copied there first
   assemble,     ///< a join (concatenate, roll, pad): its parts moved into a temporary
+  gather,       ///< take: the indexed slabs of an operand copied into a temporary (indices checked first)
   install,      ///< commit: the spare buffer becomes the variable's value (ping-pong)
   transfer,     ///< commit: another updated variable's old buffer becomes this one's value
 };
@@ -255,6 +256,7 @@ inline const char* kind_name(step_kind k) noexcept {
     case step_kind::update: return "update";
     case step_kind::copy: return "copy";
     case step_kind::assemble: return "assemble";
+    case step_kind::gather: return "gather";
     case step_kind::install: return "install";
     case step_kind::transfer: return "transfer";
   }

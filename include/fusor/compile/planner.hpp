@@ -168,6 +168,7 @@ class planner {
         case node_kind::shared: set_contiguous(i, p_.shared_slot[static_cast<std::size_t>(n.leaf)]); break;
         case node_kind::reduce:
         case node_kind::join:
+        case node_kind::take:
         case node_kind::dot: set_contiguous(i, add_slot(slot_kind::temporary, n.type, p_.shapes[static_cast<std::size_t>(i)], -1)); break;
         case node_kind::transpose: {
           const node_value& c = in_memory(n.child[0]);
@@ -519,6 +520,21 @@ class planner {
       const int step = emit(std::move(s));
       producer_[static_cast<std::size_t>(slot)] = step;
       if (scratch >= 0) producer_[static_cast<std::size_t>(scratch)] = step;
+    } else if (n.kind == node_kind::take) {
+      step_info s;
+      s.kind = step_kind::gather;
+      s.node = node;
+      s.dest = slot;
+      for (int k = 0; k < 2; ++k) {
+        const int c = n.child[static_cast<std::size_t>(k)];
+        in_memory(c);  // a fused operand or index expression gets a copy
+        ensure_value(c);
+        s.reads.push_back(p_.values[static_cast<std::size_t>(c)].slot);
+      }
+      s.label = n.text;
+      s.bytes = 2.0 * static_cast<double>(p_.slots[static_cast<std::size_t>(slot)].bytes) +
+                static_cast<double>(p_.slots[static_cast<std::size_t>(s.reads[1])].bytes);
+      producer_[static_cast<std::size_t>(slot)] = emit(std::move(s));
     } else if (n.kind == node_kind::join) {
       step_info s;
       s.kind = step_kind::assemble;
@@ -758,6 +774,9 @@ class planner {
         s.label = "check the exponent of " + g_[i].text;
         emit(std::move(s));
       }
+    // Gathers check their indices: before any output or update is written.
+    for (int i = 0; i < g_.size(); ++i)
+      if (g_[i].kind == node_kind::take) ensure_value(i);
     // Outputs that are never written in place: one pass where they share a shape.
     std::vector<int> plain;
     for (std::size_t k = 0; k < g_.outputs.size(); ++k)

@@ -315,6 +315,18 @@ inline std::vector<dims> infer_shapes(const graph& g, const call_facts& f) {
       case node_kind::reshape: out = detail::reshaped(n, child(0)); break;
       case node_kind::view: out = detail::resolve_view(n, child(0), c_strides(child(0))).shape; break;
       case node_kind::diagonal: out = detail::resolve_diagonal(n, child(0), c_strides(child(0))).shape; break;
+      case node_kind::take: {
+        const dims& a = child(0);
+        const dims& idx = child(1);
+        if (a.rank() == 0) throw value_error(n.text + ": a rank-0 operand has no axis to index");
+        const auto axis = static_cast<std::size_t>(detail::normalise_axis(static_cast<int>(n.params[0]), a.rank(), n.text));
+        if (a.rank() - 1 + idx.rank() > max_rank)
+          throw rank_error(n.text + ": the result's rank exceeds FUSOR_MAX_RANK (" + std::to_string(max_rank) + ")");
+        for (std::size_t d = 0; d < axis; ++d) out.push_back(a[d]);
+        for (std::size_t d = 0; d < idx.rank(); ++d) out.push_back(idx[d]);
+        for (std::size_t d = axis + 1; d < a.rank(); ++d) out.push_back(a[d]);
+        break;
+      }
       case node_kind::join: {
         std::vector<dims> parts;
         for (int k = 0; k < n.arity; ++k) parts.push_back(child(k));

@@ -12,6 +12,7 @@
 #include "fusor/expr/elementwise.hpp"
 #include "fusor/expr/generate.hpp"
 #include "fusor/expr/join.hpp"
+#include "fusor/expr/take.hpp"
 #include "fusor/expr/leaves.hpp"
 #include "fusor/expr/reduction.hpp"
 #include "fusor/expr/shape_ops.hpp"
@@ -76,6 +77,8 @@ template <class A, class... S>
 diagonal_node<A> substitute(const diagonal_node<A>& e, const std::tuple<S...>& swaps);
 template <int N, class... A, class... S>
 join_node<N, A...> substitute(const join_node<N, A...>& e, const std::tuple<S...>& swaps);
+template <class A, class I, int N, class... S>
+take_node<A, I, N> substitute(const take_node<A, I, N>& e, const std::tuple<S...>& swaps);
 
 template <class T, int N, class... S>
 input<T, N> substitute(const input<T, N>& e, const std::tuple<S...>&) {
@@ -133,6 +136,11 @@ template <int N, class... A, class... S>
 join_node<N, A...> substitute(const join_node<N, A...>& e, const std::tuple<S...>& swaps) {
   return join_node<N, A...>(std::apply([&](const auto&... a) { return std::tuple<A...>(substitute(a, swaps)...); }, e.args()),
                             e.join());
+}
+
+template <class A, class I, int N, class... S>
+take_node<A, I, N> substitute(const take_node<A, I, N>& e, const std::tuple<S...>& swaps) {
+  return take_node<A, I, N>(substitute(e.arg(), swaps), substitute(e.indices(), swaps), e.axis());
 }
 
 }  // namespace fusor

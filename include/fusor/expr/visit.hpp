@@ -16,6 +16,7 @@
 #include "fusor/expr/shape_ops.hpp"
 #include "fusor/expr/generate.hpp"
 #include "fusor/expr/join.hpp"
+#include "fusor/expr/take.hpp"
 #include "fusor/expr/view.hpp"
 
 namespace fusor {
@@ -56,6 +57,11 @@ void visit_leaves(const transpose_node<A>& e, F&& f) {
 template <class F, class A, int N>
 void visit_leaves(const reshape_node<A, N>& e, F&& f) {
   visit_leaves(e.arg(), f);
+}
+template <class F, class A, class I, int N>
+void visit_leaves(const take_node<A, I, N>& e, F&& f) {
+  visit_leaves(e.arg(), f);
+  visit_leaves(e.indices(), f);
 }
 template <class F, int N, class... A>
 void visit_leaves(const join_node<N, A...>& e, F&& f) {
@@ -143,7 +149,7 @@ void pattern_into(const X& e, std::vector<bool>& p) {
     std::vector<bool> q(e.shape().rank());  // a constructor: its extents of 1
     for (std::size_t d = 0; d < q.size(); ++d) q[d] = e.shape()[d] == 1;
     and_right_aligned(p, q);
-  } else if constexpr (requires { e.join(); }) {
+  } else if constexpr (requires { e.join(); } || requires { e.indices(); }) {
     std::fill(p.begin(), p.end(), false);  // assembled: extents change
   } else if constexpr (requires { e.args(); }) {
     std::apply([&](const auto&... a) { (pattern_into(a, p), ...); }, e.args());

@@ -115,6 +115,13 @@ template <class A>
 struct kernels_of<diagonal_node<A>> {
   static void walk() { walk_root<A>(); }
 };
+template <class A, class I, int N>
+struct kernels_of<take_node<A, I, N>> {
+  static void walk() {
+    walk_root<A>();
+    walk_root<I>();
+  }
+};
 template <int N, class... A>
 struct kernels_of<join_node<N, A...>> {
   static void walk() { (walk_root<A>(), ...); }

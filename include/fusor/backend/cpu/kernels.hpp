@@ -23,6 +23,7 @@
 #include "fusor/backend/cpu/evaluator.hpp"
 #include "fusor/backend/cpu/loop.hpp"
 #include "fusor/backend/cpu/reduce.hpp"
+#include "fusor/compile/gather.hpp"
 #include "fusor/compile/graph.hpp"
 #include "fusor/compile/plan.hpp"
 #include "fusor/compile/region.hpp"
@@ -447,6 +448,42 @@ struct assemble_step final : prepared_step {
     st->to = s.dest;
     st->element_bytes = size_of(p.slots[static_cast<std::size_t>(s.dest)].type);
     st->moves = s.moves;
+    return st;
+  }
+};
+
+// ---------------------------------------------------------------- gathering (take)
+
+/// take: the indices are read and checked first (nothing is written before),
+/// then each selected block is copied — a memcpy where it is contiguous.
+struct gather_step final : prepared_step {
+  int from = -1, index_slot = -1, to = -1;
+  fusor::detail::gather_layout layout;
+  std::vector<std::int64_t> indices;  ///< sized when prepared: a call allocates nothing
+  void run(void* const* slots) override {
+    fusor::detail::read_indices(layout, slots[index_slot], indices);
+    const auto* src = static_cast<const std::byte*>(slots[from]);
+    auto* dst = static_cast<std::byte*>(slots[to]);
+    const std::size_t e = layout.element_bytes;
+    fusor::detail::for_each_block(layout, indices, [&](index_t d, index_t s) {
+      if (layout.block_contiguous) {
+        std::memcpy(dst + static_cast<std::size_t>(d) * e, src + static_cast<std::size_t>(s) * e,
+                    static_cast<std::size_t>(layout.block_elements) * e);
+      } else {
+        strided_view v = layout.block;
+        v.dst_offset = d;
+        v.src_offset = s;
+        fusor::detail::move_strided_host(dst, src, nullptr, v, e);
+      }
+    });
+  }
+  static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s) {
+    auto st = std::make_unique<gather_step>();
+    st->from = s.reads[0];
+    st->index_slot = s.reads[1];
+    st->to = s.dest;
+    st->layout = fusor::detail::make_gather_layout(g, p, s);
+    st->indices.resize(st->layout.index_count);
     return st;
   }
 };

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "fusor/backend/cuda/launch.hpp"
+#include "fusor/compile/gather.hpp"
 #include "fusor/compile/region.hpp"
 #include "fusor/compile/shapes.hpp"
 #include "fusor/memory/array.hpp"
@@ -493,6 +494,43 @@ struct assemble_step final : prepared_step {
     st->to = s.dest;
     st->element_bytes = size_of(p.slots[static_cast<std::size_t>(s.dest)].type);
     st->moves = s.moves;
+    return st;
+  }
+};
+
+// ---------------------------------------------------------------- gathering (take)
+
+/// take on a device: the indices are copied to the host and checked (the
+/// step waits for them: it is not captured into graphs), then each selected
+/// block is moved on the device — one copy per block. (A device-side gather
+/// kernel would make it one launch.)
+struct gather_step final : prepared_step {
+  int from = -1, index_slot = -1, to = -1;
+  fusor::detail::gather_layout layout;
+  std::vector<std::int64_t> indices;
+  std::vector<std::byte> staging;  ///< the index slot, on the host
+  bool capturable() const override { return false; }
+  void run(void* const* slots, const context& ctx) override {
+    if (!staging.empty()) copy_bytes(staging.data(), host, slots[index_slot], ctx.space, staging.size());
+    fusor::detail::read_indices(layout, staging.data(), indices);
+    auto* src = static_cast<const std::byte*>(slots[from]);
+    auto* dst = static_cast<std::byte*>(slots[to]);
+    const std::size_t e = layout.element_bytes;
+    fusor::detail::for_each_block(layout, indices, [&](index_t d, index_t s) {
+      strided_view v = layout.block;
+      v.dst_offset = d;
+      v.src_offset = s;
+      ctx.runtime->move_strided(ctx.device, dst, src, nullptr, v, e);
+    });
+  }
+  static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s) {
+    auto st = std::make_unique<gather_step>();
+    st->from = s.reads[0];
+    st->index_slot = s.reads[1];
+    st->to = s.dest;
+    st->layout = fusor::detail::make_gather_layout(g, p, s);
+    st->indices.resize(st->layout.index_count);
+    st->staging.resize(st->layout.index_slot_bytes);
     return st;
   }
 };
