@@ -150,3 +150,21 @@ TEST_CASE("flip, broadcast_to and diagonal: views as NumPy's, fused") {
   CHECK(f(u) == xt::xtensor<double, 1>(xt::diagonal(u) * 2.0));
   CHECK(f.last_plan().arena_bytes == 0);
 }
+
+TEST_CASE("specify_shape: checked when evaluated, free on leaves, -1 matches any extent") {
+  fusor::matrix<double> x{"x"};
+  auto f = fusor::function(fusor::inputs(x), fusor::outputs(fusor::specify_shape(x, {-1, 3}) * 2.0));
+  const auto xv = grid(4, 3);
+  CHECK(f(xv) == xt::xtensor<double, 2>(xv * 2.0));
+  CHECK(f.last_plan().arena_bytes == 0);
+  try {
+    f(grid(4, 5));
+    FAIL("a (4, 5) argument passed specify_shape(x, (any, 3))");
+  } catch (const fusor::shape_error& e) {
+    const std::string what = e.what();
+    CHECK(what.find("specified as (any, 3) but is (4, 5)") != std::string::npos);
+  }
+  auto U = fusor::shared(grid(2, 2), "u");
+  CHECK(fusor::eval(fusor::specify_shape(U + 1.0, {2, 2})) == xt::xtensor<double, 2>(grid(2, 2) + 1.0));
+  CHECK_THROWS_AS(fusor::eval(fusor::specify_shape(U, {2, 3})), fusor::shape_error);
+}

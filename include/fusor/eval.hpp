@@ -49,6 +49,7 @@ template <class A, int N> void graph_key(const reshape_node<A, N>&, key_t&);
 template <class A, class B> void graph_key(const dot_node<A, B>&, key_t&);
 template <class A, int N> void graph_key(const view_node<A, N>&, key_t&);
 template <class A> void graph_key(const diagonal_node<A>&, key_t&);
+template <class A> void graph_key(const specify_node<A>&, key_t&);
 template <int N, class... A> void graph_key(const join_node<N, A...>&, key_t&);
 template <class A, class I, int N> void graph_key(const take_node<A, I, N>&, key_t&);
 
@@ -107,6 +108,12 @@ template <int N, class... A>
 void graph_key(const join_node<N, A...>& e, std::vector<std::uint64_t>& key) {
   e.join().append_key(key);
   std::apply([&](const auto&... a) { (graph_key(a, key), ...); }, e.args());
+}
+template <class A>
+void graph_key(const specify_node<A>& e, std::vector<std::uint64_t>& key) {
+  key.push_back(static_cast<std::uint64_t>(e.count()));
+  for (int i = 0; i < e.count(); ++i) key.push_back(static_cast<std::uint64_t>(e.extent(i)));
+  graph_key(e.arg(), key);
 }
 template <class A>
 void graph_key(const diagonal_node<A>& e, std::vector<std::uint64_t>& key) {

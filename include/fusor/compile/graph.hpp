@@ -46,7 +46,8 @@ namespace fusor {
 /// `iota`: the flat index of every element of a shape (the lazy
 /// constructors' leaf; it reads no memory).
 enum class node_kind : std::uint8_t {
-  input, shared, constant, map, cast, reduce, dot, transpose, reshape, given, view, iota, diagonal, join, take
+  input, shared, constant, map, cast, reduce, dot, transpose, reshape, given, view, iota, diagonal, join, take,
+  specify
 };
 
 /// What a reduction computes (the run-time name of red::*).
@@ -514,6 +515,18 @@ class graph_builder {
     for (int i = 0; i < n.nparams; ++i) n.params[static_cast<std::size_t>(i)] = e.perm(i);
     key.push_back(static_cast<std::uint64_t>(n.nparams));
     for (int i = 0; i < n.nparams; ++i) key.push_back(static_cast<std::uint64_t>(n.params[static_cast<std::size_t>(i)]));
+  }
+  template <class A>
+  void describe(const specify_node<A>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+    n.kind = node_kind::specify;
+    n.arity = 1;
+    n.child[0] = operand_in_memory(e.arg());
+    n.nparams = e.count();
+    key.push_back(static_cast<std::uint64_t>(e.count()));
+    for (int i = 0; i < e.count(); ++i) {
+      n.params[static_cast<std::size_t>(i)] = e.extent(i);
+      key.push_back(static_cast<std::uint64_t>(e.extent(i)));
+    }
   }
   template <class A, class I, int N>
   void describe(const take_node<A, I, N>& e, graph_node& n, std::vector<std::uint64_t>& key) {

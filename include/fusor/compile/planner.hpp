@@ -207,6 +207,7 @@ class planner {
           v.strides = r.strides;
           break;
         }
+        case node_kind::specify:  // its operand's value (its shape was checked)
         case node_kind::given: {
           // The replacement's value, in memory (a leaf's own, or a copy).
           const node_value c = in_memory(n.child[0]);
@@ -473,7 +474,7 @@ class planner {
   void ensure_value(int node) {
     const graph_node& n = g_[node];
     if (n.kind == node_kind::transpose || n.kind == node_kind::reshape || n.kind == node_kind::given ||
-        n.kind == node_kind::view || n.kind == node_kind::diagonal) {
+        n.kind == node_kind::view || n.kind == node_kind::diagonal || n.kind == node_kind::specify) {
       const int child = n.child[0];
       ensure_value(child);
       const int slot = p_.values[static_cast<std::size_t>(node)].slot;

@@ -315,6 +315,21 @@ inline std::vector<dims> infer_shapes(const graph& g, const call_facts& f) {
       case node_kind::reshape: out = detail::reshaped(n, child(0)); break;
       case node_kind::view: out = detail::resolve_view(n, child(0), c_strides(child(0))).shape; break;
       case node_kind::diagonal: out = detail::resolve_diagonal(n, child(0), c_strides(child(0))).shape; break;
+      case node_kind::specify: {
+        out = child(0);
+        bool same = out.rank() == static_cast<std::size_t>(n.nparams);
+        for (std::size_t d = 0; same && d < out.rank(); ++d)
+          same = n.params[d] < 0 || out[d] == static_cast<std::size_t>(n.params[d]);
+        if (!same) {
+          std::string want = "(";
+          for (int i = 0; i < n.nparams; ++i)
+            want += (i ? ", " : "") + (n.params[static_cast<std::size_t>(i)] < 0 ? std::string("any")
+                                                                                  : std::to_string(n.params[static_cast<std::size_t>(i)]));
+          want += n.nparams == 1 ? ",)" : ")";
+          throw shape_error(n.text + ": the shape was specified as " + want + " but is " + out.str());
+        }
+        break;
+      }
       case node_kind::take: {
         const dims& a = child(0);
         const dims& idx = child(1);

@@ -127,4 +127,42 @@ template <class X>
   return diagonal_node<A>(as_expression(std::forward<X>(x)), offset, axis1, axis2);
 }
 
+/// Theano's specify_shape: e, whose shape is checked against `shape` when the
+/// expression is evaluated (an extent of -1 matches any). A mismatch is a
+/// shape_error naming both shapes, before anything is written. On a shared
+/// variable or an input it costs nothing; a compound e is computed once into
+/// a temporary.
+template <class A>
+class specify_node : public expression_base {
+ public:
+  using value_type = value_type_t<A>;
+  static constexpr int rank = A::rank;
+  specify_node(A arg, std::array<index_t, max_rank> shape, int count)
+      : arg_(std::move(arg)), shape_(shape), count_(count) {}
+  const A& arg() const noexcept { return arg_; }
+  int count() const noexcept { return count_; }
+  index_t extent(int i) const noexcept { return shape_[static_cast<std::size_t>(i)]; }
+  std::string str() const {
+    std::string s = "specify_shape(" + arg_.str() + ", (";
+    for (int i = 0; i < count_; ++i) s += (i ? ", " : "") + std::to_string(shape_[static_cast<std::size_t>(i)]);
+    return s + (count_ == 1 ? ",))" : "))");
+  }
+
+ private:
+  A arg_;
+  std::array<index_t, max_rank> shape_;
+  int count_;
+};
+
+template <class X, std::size_t N>
+  requires(operand<X> && !element<std::remove_cvref_t<X>>)
+[[nodiscard]] auto specify_shape(X&& x, const index_t (&shape)[N]) {
+  using A = as_expression_t<X>;
+  static_assert(A::rank == dynamic_rank || static_cast<int>(N) == A::rank,
+                "fusor::specify_shape: the shape must have the expression's rank");
+  std::array<index_t, max_rank> s{};
+  for (std::size_t i = 0; i < N; ++i) s[i] = shape[i];
+  return specify_node<A>(as_expression(std::forward<X>(x)), s, static_cast<int>(N));
+}
+
 }  // namespace fusor

@@ -75,6 +75,12 @@ template <class A, int N, class... S>
 view_node<A, N> substitute(const view_node<A, N>& e, const std::tuple<S...>& swaps);
 template <class A, class... S>
 diagonal_node<A> substitute(const diagonal_node<A>& e, const std::tuple<S...>& swaps);
+template <class A, class... S>
+specify_node<A> substitute(const specify_node<A>& e, const std::tuple<S...>& swaps) {
+  std::array<index_t, max_rank> s{};
+  for (int i = 0; i < e.count(); ++i) s[static_cast<std::size_t>(i)] = e.extent(i);
+  return specify_node<A>(substitute(e.arg(), swaps), s, e.count());
+}
 template <int N, class... A, class... S>
 join_node<N, A...> substitute(const join_node<N, A...>& e, const std::tuple<S...>& swaps);
 template <class A, class I, int N, class... S>

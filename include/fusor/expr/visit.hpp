@@ -68,6 +68,10 @@ void visit_leaves(const join_node<N, A...>& e, F&& f) {
   std::apply([&](const auto&... a) { (visit_leaves(a, f), ...); }, e.args());
 }
 template <class F, class A>
+void visit_leaves(const specify_node<A>& e, F&& f) {
+  visit_leaves(e.arg(), f);
+}
+template <class F, class A>
 void visit_leaves(const diagonal_node<A>& e, F&& f) {
   visit_leaves(e.arg(), f);
 }

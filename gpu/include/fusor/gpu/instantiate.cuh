@@ -112,6 +112,10 @@ struct kernels_of<view_node<A, N>> {
   static void walk() { walk_root<A>(); }
 };
 template <class A>
+struct kernels_of<specify_node<A>> {
+  static void walk() { walk_root<A>(); }
+};
+template <class A>
 struct kernels_of<diagonal_node<A>> {
   static void walk() { walk_root<A>(); }
 };
