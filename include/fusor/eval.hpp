@@ -153,9 +153,10 @@ input_facts bind_value(const binding<T, N>& b) {
     check_cast<T, S>(who, static_cast<const S*>(b.data), n, false, cast_policy{});
   });
   a.data = static_cast<const std::byte*>(b.data);
-  a.bytes = n * size_of(b.source_dtype);
+  a.bytes = b.layout.strided ? b.bytes : n * size_of(b.source_dtype);
   a.source = b.source_dtype;
   a.space = b.space;
+  a.layout = b.layout;
   return a;
 }
 

@@ -7,6 +7,8 @@
 #include <limits>
 #include <string>
 
+#include <xtensor/xview.hpp>
+
 #include "device_harness.hpp"
 
 using device_test::dev;
@@ -325,4 +327,18 @@ TEST_CASE_FIXTURE(fixture, "take on a device: indices read and checked, blocks m
   }
   CHECK(refused[0]);
   CHECK(refused[1]);
+}
+
+TEST_CASE_FIXTURE(fixture, "strided host arguments of a device function: gathered on the host, uploaded") {
+  xt::xtensor<double, 2> data = ramp({6, 5}, -2.0, 0.5);
+  auto v = xt::view(data, xt::range(5, 0, -2), xt::range(1, 4));
+  xt::xarray<double> outs[2];
+  for (int k = 0; k < 2; ++k) {
+    auto W = fusor::shared(xt::xtensor<double, 1>{1.0, -1.0, 2.0}, {.name = "W", .space = spaces[k]});
+    fusor::matrix<double> x{"x"};
+    auto f = device_test::function(fusor::inputs(x), fusor::outputs(x * W));
+    outs[k] = f(v);
+  }
+  check_close(outs[1], outs[0], 1e-15);
+  CHECK(outs[0] == xt::xtensor<double, 2>(v * xt::xtensor<double, 1>{1.0, -1.0, 2.0}));
 }

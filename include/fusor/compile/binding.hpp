@@ -15,6 +15,7 @@
 #include "fusor/expr/leaves.hpp"
 #include "fusor/shared/cast.hpp"
 #include "fusor/shared/constructor.hpp"
+#include "fusor/shared/strided_argument.hpp"
 
 namespace fusor {
 
@@ -26,6 +27,7 @@ namespace fusor {
 /// would help nobody). `who()` names the input in messages; it is called only
 /// on a refusal.
 template <element T, int N, class V, class Who>
+  requires(tensor_shareable<V>)
 void bind_argument(input_facts& a, std::uint32_t broadcastable, const V& value, cast_policy policy, bool lent,
                    const Who& who) {
   using C = shared_constructor<V>;
@@ -51,7 +53,8 @@ void bind_argument(input_facts& a, std::uint32_t broadcastable, const V& value, 
   const auto* data = reinterpret_cast<const std::byte*>(src);
   const bool writable = lent && std::is_same_v<S, T> && rank_of<V> != 0;
   if (a.data != data || a.source != dtype_of<S> || a.writable != writable || !(a.shape == shape) ||
-      a.space != space) {
+      a.space != space || a.layout.strided) {
+    a.layout = strided_layout{};
     a.data = data;
     a.bytes = n * sizeof(S);
     a.source = dtype_of<S>;
@@ -59,6 +62,25 @@ void bind_argument(input_facts& a, std::uint32_t broadcastable, const V& value, 
     a.shape = shape;
     a.space = space;
   }
+}
+
+/// A strided argument (an xtensor view or adaptor, shared/strided_argument.hpp):
+/// checked as any argument, described by its span and layout, never writable.
+template <element T, int N, class V, class Who>
+  requires(detail::is_strided_argument_v<V>)
+void bind_argument(input_facts& a, std::uint32_t broadcastable, const V& value, cast_policy policy, bool,
+                   const Who& who) {
+  const detail::strided_value<V> s(value);
+  using S = typename detail::strided_value<V>::element_type;
+  require_shape(who, static_cast<std::size_t>(N), broadcastable, s.shape, dtype_of<S>);
+  check_cast<T, S>(who, s.lowest, 0, false, policy);
+  a.data = reinterpret_cast<const std::byte*>(s.lowest);
+  a.bytes = s.bytes;
+  a.source = dtype_of<S>;
+  a.writable = false;
+  a.shape = s.shape;
+  a.space = host;
+  a.layout = s.layout;
 }
 
 /// An argument that shares bytes with another argument is not written,

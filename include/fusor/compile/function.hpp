@@ -544,7 +544,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
       const auto& a = facts_.inputs[i];
       const auto& b = steady_.inputs[i];
       if (a.data != b.data || a.bytes != b.bytes || a.source != b.source || a.writable != b.writable ||
-          !(a.shape == b.shape) || a.space != b.space)
+          !(a.shape == b.shape) || a.space != b.space || !(a.layout == b.layout))
         return false;
     }
     const auto& g = prog_.graph();
@@ -639,9 +639,10 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
   void bind_one(A&& arg) {
     using Spec = std::tuple_element_t<K, in_tuple>;
     using V = std::remove_cvref_t<A>;
-    static_assert(tensor_shareable<V>,
+    static_assert(argument_value<V>,
                   "fusor::function: an argument must be a value fusor knows: xt::xarray, xt::xtensor, std::vector, an "
-                  "arithmetic scalar, or a type registered with fusor::shared_constructor");
+                  "arithmetic scalar, a type registered with fusor::shared_constructor, or a strided view of memory "
+                  "(xt::view, xt::strided_view, xt::adapt)");
     const Spec& spec = std::get<K>(ins_);
     // Writable only when lent with In(x, borrow) as a non-const lvalue.
     const bool lent = spec.options.borrow && std::is_lvalue_reference_v<A&&> &&

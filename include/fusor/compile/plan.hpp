@@ -28,6 +28,7 @@
 #include "fusor/compile/region.hpp"
 #include "fusor/core/dims.hpp"
 #include "fusor/memory/strided.hpp"
+#include "fusor/shared/strided_argument.hpp"
 
 namespace fusor {
 
@@ -136,6 +137,9 @@ struct input_facts {
   bool writable = false;
   /// Where the argument's elements are (a fusor::array may be on a device).
   memory_space space = host;
+  /// A strided argument (an xtensor view): `data` is the lowest address of
+  /// the span it covers (`bytes` long), its elements at the layout's strides.
+  strided_layout layout{};
 };
 
 /// Everything a plan depends on, read at each call.
@@ -167,7 +171,8 @@ class signature {
     for (std::size_t i = 0; i < inputs_.size(); ++i) {
       const auto& a = f.inputs[i];
       const auto& b = inputs_[i];
-      if (!(a.shape == b.shape) || a.source != b.source || a.writable != b.writable || a.space != b.space)
+      if (!(a.shape == b.shape) || a.source != b.source || a.writable != b.writable || a.space != b.space ||
+          !(a.layout == b.layout))
         return false;
     }
     for (std::size_t i = 0; i < shared_.size(); ++i) {
@@ -189,6 +194,7 @@ class signature {
     dtype source{};
     bool writable = false;
     memory_space space = host;
+    strided_layout layout{};
   };
   struct shared_key {
     dims shape;
@@ -196,7 +202,7 @@ class signature {
   };
 
   void record(const call_facts& f) {
-    for (const auto& a : f.inputs) inputs_.push_back({a.shape, a.source, a.writable, a.space});
+    for (const auto& a : f.inputs) inputs_.push_back({a.shape, a.source, a.writable, a.space, a.layout});
     for (const auto& s : f.shared)
       shared_.push_back({s.has_value ? *s.shape : dims{}, s.has_value, s.viewed, s.borrowed_storage});
     for_each_pair(f, [&](overlap o) { overlaps_.push_back(o); });

@@ -159,10 +159,17 @@ class planner {
           const int own = p_.input_slot[in];
           // An argument of another dtype is read converted, from a temporary;
           // so is a host argument of a function on a device, copied there.
-          if (f_.inputs[in].source != g_.inputs[in].type || uploaded(in))
+          if (f_.inputs[in].source != g_.inputs[in].type || uploaded(in)) {
             set_contiguous(i, add_slot(slot_kind::temporary, g_.inputs[in].type, f_.inputs[in].shape, -1));
-          else
+          } else if (f_.inputs[in].layout.strided) {
+            // A strided argument of the input's dtype: read in place, through its strides.
+            v.slot = own;
+            v.shape = f_.inputs[in].shape;
+            v.offset = f_.inputs[in].layout.first;
+            v.strides = f_.inputs[in].layout.strides;
+          } else {
             set_contiguous(i, own);
+          }
           break;
         }
         case node_kind::shared: set_contiguous(i, p_.shared_slot[static_cast<std::size_t>(n.leaf)]); break;
@@ -495,6 +502,12 @@ class planner {
       s.node = node;
       s.dest = slot;
       s.reads = {p_.input_slot[in]};
+      if (f_.inputs[in].layout.strided) {  // the conversion reads it through its strides
+        s.region.slot = p_.input_slot[in];
+        s.region.shape = f_.inputs[in].shape;
+        s.region.offset = f_.inputs[in].layout.first;
+        s.region.strides = f_.inputs[in].layout.strides;
+      }
       if (s.kind == step_kind::upload)
         s.label = "copy input '" + g_.inputs[in].name + "' to " + f_.space.str() +
                   (f_.inputs[in].source != n.type ? " as " + std::string(name(n.type)) : std::string());

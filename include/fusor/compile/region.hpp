@@ -113,6 +113,23 @@ void for_each_plane(const box& b, const dims& full, F&& f) {
   }
 }
 
+/// Calls f(i, offset) for every element i (row-major) of a view: `offset`
+/// is its position in the view's slot, in elements.
+template <class View, class F>
+void for_each_strided(const View& v, F&& f) {
+  const std::size_t n = v.shape.elements(), rank = v.shape.rank();
+  std::array<index_t, max_rank> at{};
+  for (std::size_t i = 0; i < n; ++i) {
+    index_t off = v.offset;
+    for (std::size_t d = 0; d < rank; ++d) off += at[d] * v.strides[d];
+    f(i, off);
+    for (std::size_t d = rank; d-- > 0;) {
+      if (++at[d] < static_cast<index_t>(v.shape[d])) break;
+      at[d] = 0;
+    }
+  }
+}
+
 /// Whether the rest of a variable must be copied into the spare buffer again.
 /// Not when the spare is the buffer the last copy read from, the variable's
 /// buffer the one it wrote, and nothing has written the variable since but

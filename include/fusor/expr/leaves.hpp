@@ -15,6 +15,7 @@
 #include "fusor/core/errors.hpp"
 #include "fusor/expr/node.hpp"
 #include "fusor/shared.hpp"
+#include "fusor/shared/strided_argument.hpp"
 
 namespace fusor {
 
@@ -72,7 +73,7 @@ class input : public expression_base {
   /// `x = value` binds a value to this input in fusor::eval(expr, x = value).
   /// The binding refers to `value`, which must outlive the eval call.
   template <class V>
-    requires tensor_shareable<std::remove_cvref_t<V>>
+    requires argument_value<std::remove_cvref_t<V>>
   binding<T, N> operator=(const V& value) const;
 
   input(const input&) = default;
@@ -100,16 +101,26 @@ struct binding {
   dims shape;
   const void* data;
   memory_space space = host;  ///< where `data` is (a fusor::array may be on a device)
+  /// A strided argument (an xtensor view): `data` is the lowest address it
+  /// covers, `bytes` the span; otherwise contiguous and `bytes` unused.
+  strided_layout layout{};
+  std::size_t bytes = 0;
 };
 
 template <class T, int N>
 template <class V>
-  requires tensor_shareable<std::remove_cvref_t<V>>
+  requires argument_value<std::remove_cvref_t<V>>
 binding<T, N> input<T, N>::operator=(const V& value) const {
-  using C = shared_constructor<V>;
-  static_assert(C::rank == dynamic_rank || C::rank == N,
-                "fusor: the value bound to an input has a different static rank than the input");
-  return binding<T, N>{*this, dtype_of<typename C::element_type>, C::shape(value), C::data(value), space_of(value)};
+  if constexpr (tensor_shareable<V>) {
+    using C = shared_constructor<V>;
+    static_assert(C::rank == dynamic_rank || C::rank == N,
+                  "fusor: the value bound to an input has a different static rank than the input");
+    return binding<T, N>{*this, dtype_of<typename C::element_type>, C::shape(value), C::data(value), space_of(value)};
+  } else {
+    const detail::strided_value<V> s(value);
+    return binding<T, N>{*this, dtype_of<typename detail::strided_value<V>::element_type>, s.shape, s.lowest, host,
+                         s.layout, s.bytes};
+  }
 }
 
 /// A shared variable as a leaf: the expression holds the handle (by value), and

@@ -372,10 +372,15 @@ struct convert_kernel {
   struct step final : prepared_step {
     int from = -1, to = -1;
     std::size_t n = 0;
+    node_value source;  ///< a strided argument: its view (slot -1: contiguous)
     void run(void* const* slots) override {
       const S* src = static_cast<const S*>(slots[from]);
       T* dst = static_cast<T*>(slots[to]);
-      for (std::size_t i = 0; i < n; ++i) dst[i] = convert_element<T>(src[i]);
+      if (source.slot < 0) {
+        for (std::size_t i = 0; i < n; ++i) dst[i] = convert_element<T>(src[i]);
+        return;
+      }
+      fusor::detail::for_each_strided(source, [&](std::size_t i, index_t at) { dst[i] = convert_element<T>(src[at]); });
     }
   };
 
@@ -386,6 +391,7 @@ struct convert_kernel {
       st->from = s.reads[0];
       st->to = s.dest;
       st->n = from.shape.elements();
+      st->source = s.region;
       return st;
     });
   }

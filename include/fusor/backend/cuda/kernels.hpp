@@ -410,18 +410,22 @@ struct upload_kernel {
     int from = -1, to = -1;
     std::size_t n = 0;
     dtype source{};
-    std::unique_ptr<T[]> staging;  ///< the converted values (another dtype only)
+    std::unique_ptr<T[]> staging;  ///< the converted (or gathered) values
+    node_value strided;            ///< a strided host argument: its view (slot -1: contiguous)
     bool capturable() const override { return false; }  // a copy from the host
     void run(void* const* slots, const context& ctx) override {
       if (n == 0) return;
-      if (source == dtype_of<T>) {
+      if (source == dtype_of<T> && strided.slot < 0) {
         copy_bytes(slots[to], ctx.space, slots[from], host, n * sizeof(T));
         return;
       }
       visit(source, [&](auto zero) {
         using S = decltype(zero);
         const S* src = static_cast<const S*>(slots[from]);
-        for (std::size_t i = 0; i < n; ++i) staging[i] = convert_element<T>(src[i]);
+        if (strided.slot < 0)
+          for (std::size_t i = 0; i < n; ++i) staging[i] = convert_element<T>(src[i]);
+        else
+          fusor::detail::for_each_strided(strided, [&](std::size_t i, index_t at) { staging[i] = convert_element<T>(src[at]); });
       });
       copy_bytes(slots[to], ctx.space, staging.get(), host, n * sizeof(T));
     }
@@ -434,7 +438,8 @@ struct upload_kernel {
     st->to = s.dest;
     st->n = from.shape.elements();
     st->source = from.type;
-    if (st->source != dtype_of<T>) st->staging = std::make_unique<T[]>(st->n);
+    st->strided = s.region;
+    if (st->source != dtype_of<T> || st->strided.slot >= 0) st->staging = std::make_unique<T[]>(st->n);
     return st;
   }
   static const char* missing() { return nullptr; }

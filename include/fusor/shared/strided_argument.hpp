@@ -1,0 +1,77 @@
+// fusor/shared/strided_argument.hpp — values that are views of someone else's
+// memory: xtensor's views (xt::view, xt::strided_view, transposes) and
+// adaptors (xt::adapt over a pointer), accepted as function and eval
+// arguments and read where they are, through their strides.
+//
+// A strided argument is described by its shape, its element strides and the
+// span of memory it covers; the plan reads it in place when it has the
+// input's dtype on the host (no copy), and through a converting copy
+// otherwise (the plan and its profile show the step). It is never written:
+// In(x, borrow) lends nothing for a view, whose layout the plan did not choose.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+#include "fusor/core/config.hpp"
+#include "fusor/core/dims.hpp"
+#include "fusor/shared/constructor.hpp"
+
+namespace fusor {
+
+/// Where a strided argument's elements are: the span's lowest address is the
+/// argument's data; element 0 is `first` elements after it.
+struct strided_layout {
+  bool strided = false;
+  index_t first = 0;
+  std::array<index_t, max_rank> strides{};
+  friend bool operator==(const strided_layout&, const strided_layout&) = default;
+};
+
+namespace detail {
+/// xtensor expressions with a data interface (data(), data_offset(),
+/// strides()) of an element type, that are not registered containers.
+template <class V, class = void>
+inline constexpr bool is_strided_argument_v = false;
+template <class V>
+inline constexpr bool is_strided_argument_v<
+    V, std::void_t<typename V::value_type, decltype(std::declval<const V&>().data()),
+                   decltype(std::declval<const V&>().data_offset()), decltype(std::declval<const V&>().strides()),
+                   decltype(std::declval<const V&>().shape())>> =
+    !has_tensor_interface_v<V> && is_element_v<std::remove_cv_t<typename V::value_type>>;
+
+/// A strided argument's shape, layout, span start and span bytes.
+template <class V>
+struct strided_value {
+  using element_type = std::remove_cv_t<typename V::value_type>;
+  dims shape;
+  strided_layout layout;
+  const element_type* lowest = nullptr;
+  std::size_t bytes = 0;
+
+  explicit strided_value(const V& v) : shape(dims::from(v.shape())) {
+    layout.strided = true;
+    const element_type* first = v.data() + v.data_offset();
+    index_t low = 0, high = 0;
+    for (std::size_t d = 0; d < shape.rank(); ++d) {
+      const auto s = static_cast<index_t>(v.strides()[d]);
+      layout.strides[d] = shape[d] == 1 ? 0 : s;
+      const index_t reach = (static_cast<index_t>(shape[d]) - 1) * layout.strides[d];
+      if (reach < 0) low += reach;
+      else high += reach;
+    }
+    layout.first = -low;
+    lowest = first + low;
+    bytes = shape.elements() == 0 ? 0 : static_cast<std::size_t>(high - low + 1) * sizeof(element_type);
+  }
+};
+}  // namespace detail
+
+/// Values a function or eval argument may be: registered tensors, and
+/// strided views of memory.
+template <class V>
+concept argument_value = tensor_shareable<V> || detail::is_strided_argument_v<V>;
+
+}  // namespace fusor
