@@ -89,7 +89,7 @@ case "${1:-}" in
     install_deps
     configure build -Dbenchmarks=disabled -Dtests=false
     build build
-    for example in walkthrough logistic_regression jacobi walkthrough_device; do
+    for example in walkthrough logistic_regression jacobi mlp walkthrough_device; do
       if [ -x "build/examples/$example" ]; then
         echo "=================== examples/$example"
         "build/examples/$example"
