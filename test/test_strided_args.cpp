@@ -67,3 +67,36 @@ TEST_CASE("a strided argument lent with In(x, borrow) is never written") {
   CHECK(r == xt::xtensor<double, 2>(v * 3.0));
   CHECK(data == before);
 }
+
+namespace {
+/// A registered view type: a column of a row-major matrix, declaring its strides.
+struct column {
+  const double* first;
+  std::size_t rows;
+  std::size_t stride;
+};
+}  // namespace
+
+template <>
+struct fusor::shared_constructor<column> {
+  using element_type = double;
+  static constexpr int rank = 1;
+  static dims shape(const column& c) { return {c.rows}; }
+  static const double* data(const column& c) noexcept { return c.first; }
+  static std::array<index_t, max_rank> strides(const column& c) {
+    std::array<index_t, max_rank> s{};
+    s[0] = static_cast<index_t>(c.stride);
+    return s;
+  }
+  static column make(const dims&, const double*) { return {}; }
+};
+
+TEST_CASE("a registered type that declares strides is read through them") {
+  auto data = grid(5, 4);
+  const column c{data.data() + 2, 5, 4};  // column 2
+  fusor::vector<double> y{"y"};
+  auto f = fusor::function(fusor::inputs(y), fusor::outputs(y * 2.0));
+  CHECK(f(c) == xt::xtensor<double, 1>(xt::view(data, xt::all(), 2) * 2.0));
+  CHECK(f.last_plan().arena_bytes == 0);
+  CHECK(fusor::eval(fusor::sum(y), y = c) == doctest::Approx(xt::sum(xt::view(data, xt::all(), 2))()));
+}

@@ -23,6 +23,7 @@
 #include "fusor/core/tags.hpp"
 #include "fusor/shared/cast.hpp"
 #include "fusor/shared/constructor.hpp"
+#include "fusor/shared/strided_argument.hpp"
 #include "fusor/shared/readonly_view.hpp"
 #include "fusor/shared/variable.hpp"
 
@@ -72,6 +73,9 @@ constexpr bool check_registered() {
 template <class T>
 class shared {
   static_assert(detail::check_registered<T>());
+  static_assert(!detail::declares_strides_v<T>,
+                "fusor::shared: a type whose constructor declares strides is a view of someone else's memory: pass "
+                "it as a function or eval argument; make a shared variable from an owning container instead");
 
   static constexpr bool is_tensor = tensor_shareable<T>;
   using record_type = typename detail::record_of<T>::type;

@@ -27,7 +27,7 @@ namespace fusor {
 /// would help nobody). `who()` names the input in messages; it is called only
 /// on a refusal.
 template <element T, int N, class V, class Who>
-  requires(tensor_shareable<V>)
+  requires(tensor_shareable<V> && !detail::strided_argument_v<V>)
 void bind_argument(input_facts& a, std::uint32_t broadcastable, const V& value, cast_policy policy, bool lent,
                    const Who& who) {
   using C = shared_constructor<V>;
@@ -67,7 +67,7 @@ void bind_argument(input_facts& a, std::uint32_t broadcastable, const V& value, 
 /// A strided argument (an xtensor view or adaptor, shared/strided_argument.hpp):
 /// checked as any argument, described by its span and layout, never writable.
 template <element T, int N, class V, class Who>
-  requires(detail::is_strided_argument_v<V>)
+  requires(detail::strided_argument_v<V>)
 void bind_argument(input_facts& a, std::uint32_t broadcastable, const V& value, cast_policy policy, bool,
                    const Who& who) {
   const detail::strided_value<V> s(value);

@@ -297,7 +297,7 @@ inline std::string plan::str(const graph& g) const {
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const auto& st = steps[i];
     std::string line = "  " + std::to_string(i) + " " + detail::kind_name(st.kind);
-    line.resize(std::max<std::size_t>(line.size(), 16), ' ');
+    line.resize(std::max<std::size_t>(line.size() + 1, 16), ' ');  // at least one space before the slot
     line += detail::slot_name(*this, g, st.dest);
     if (st.dest >= 0) line += " " + std::string(name(slots[static_cast<std::size_t>(st.dest)].type)) + " " +
                               slots[static_cast<std::size_t>(st.dest)].shape.str();

@@ -111,7 +111,7 @@ template <class T, int N>
 template <class V>
   requires argument_value<std::remove_cvref_t<V>>
 binding<T, N> input<T, N>::operator=(const V& value) const {
-  if constexpr (tensor_shareable<V>) {
+  if constexpr (!detail::strided_argument_v<V>) {
     using C = shared_constructor<V>;
     static_assert(C::rank == dynamic_rank || C::rank == N,
                   "fusor: the value bound to an input has a different static rank than the input");

@@ -42,30 +42,58 @@ inline constexpr bool is_strided_argument_v<
                    decltype(std::declval<const V&>().shape())>> =
     !has_tensor_interface_v<V> && is_element_v<std::remove_cv_t<typename V::value_type>>;
 
-/// A strided argument's shape, layout, span start and span bytes.
-template <class V>
-struct strided_value {
-  using element_type = std::remove_cv_t<typename V::value_type>;
+/// The span a view covers, from its shape, element strides and first element:
+/// its layout (strides, element 0's offset from the span start), its lowest
+/// address and its bytes.
+template <class E>
+struct strided_span {
   dims shape;
   strided_layout layout;
-  const element_type* lowest = nullptr;
+  const E* lowest = nullptr;
   std::size_t bytes = 0;
 
-  explicit strided_value(const V& v) : shape(dims::from(v.shape())) {
+  template <class Strides>
+  strided_span(const dims& s, const Strides& strides, const E* first) : shape(s) {
     layout.strided = true;
-    const element_type* first = v.data() + v.data_offset();
     index_t low = 0, high = 0;
     for (std::size_t d = 0; d < shape.rank(); ++d) {
-      const auto s = static_cast<index_t>(v.strides()[d]);
-      layout.strides[d] = shape[d] == 1 ? 0 : s;
+      layout.strides[d] = shape[d] == 1 ? 0 : static_cast<index_t>(strides[d]);
       const index_t reach = (static_cast<index_t>(shape[d]) - 1) * layout.strides[d];
       if (reach < 0) low += reach;
       else high += reach;
     }
     layout.first = -low;
     lowest = first + low;
-    bytes = shape.elements() == 0 ? 0 : static_cast<std::size_t>(high - low + 1) * sizeof(element_type);
+    bytes = shape.elements() == 0 ? 0 : static_cast<std::size_t>(high - low + 1) * sizeof(E);
   }
+};
+
+/// A registered type that declares strides: its constructor has
+/// `static std::array<index_t, max_rank> strides(const T&)` (element strides;
+/// `data()` then points at element 0). Such a type is a view: accepted as an
+/// argument and read through its strides, never a shared variable's type.
+template <class V, class = void>
+inline constexpr bool declares_strides_v = false;
+template <class V>
+inline constexpr bool
+    declares_strides_v<V, std::void_t<decltype(shared_constructor<V>::strides(std::declval<const V&>()))>> =
+        has_tensor_interface_v<V>;
+
+/// The span of any strided argument: an xtensor view, or a registered type
+/// that declares strides.
+template <class V>
+struct strided_value : strided_span<std::remove_cv_t<typename V::value_type>> {
+  using element_type = std::remove_cv_t<typename V::value_type>;
+  explicit strided_value(const V& v)
+      : strided_span<element_type>(dims::from(v.shape()), v.strides(), v.data() + v.data_offset()) {}
+};
+template <class V>
+  requires(declares_strides_v<V>)
+struct strided_value<V> : strided_span<element_type_of<V>> {
+  using element_type = element_type_of<V>;
+  explicit strided_value(const V& v)
+      : strided_span<element_type>(shared_constructor<V>::shape(v), shared_constructor<V>::strides(v),
+                                   shared_constructor<V>::data(v)) {}
 };
 }  // namespace detail
 
@@ -73,5 +101,11 @@ struct strided_value {
 /// strided views of memory.
 template <class V>
 concept argument_value = tensor_shareable<V> || detail::is_strided_argument_v<V>;
+
+namespace detail {
+/// Read through strides: xtensor views and registered types declaring strides.
+template <class V>
+inline constexpr bool strided_argument_v = is_strided_argument_v<V> || declares_strides_v<V>;
+}  // namespace detail
 
 }  // namespace fusor
