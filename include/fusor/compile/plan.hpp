@@ -296,18 +296,22 @@ inline std::string plan::str(const graph& g) const {
   out += "\n  arena: " + std::to_string(arena_bytes) + " bytes for " + std::to_string(temps) + " temporaries\n";
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const auto& st = steps[i];
-    std::string line = "  " + std::to_string(i) + " " + detail::kind_name(st.kind);
+    // Appended piece by piece (GCC 12 warns, wrongly, about chains of + here).
+    std::string line = "  ";
+    line.append(std::to_string(i)).append(" ").append(detail::kind_name(st.kind));
     line.resize(std::max<std::size_t>(line.size() + 1, 16), ' ');  // at least one space before the slot
-    line += detail::slot_name(*this, g, st.dest);
-    if (st.dest >= 0) line += " " + std::string(name(slots[static_cast<std::size_t>(st.dest)].type)) + " " +
-                              slots[static_cast<std::size_t>(st.dest)].shape.str();
-    if (st.in_place) line += " (in place)";
-    line += " = " + st.label;
-    if (!st.reads.empty()) {
-      line += "   reads";
-      for (int r : st.reads) line += " " + detail::slot_name(*this, g, r);
+    line.append(detail::slot_name(*this, g, st.dest));
+    if (st.dest >= 0) {
+      const slot_info& d = slots[static_cast<std::size_t>(st.dest)];
+      line.append(" ").append(name(d.type)).append(" ").append(d.shape.str());
     }
-    out += line + "\n";
+    if (st.in_place) line.append(" (in place)");
+    line.append(" = ").append(st.label);
+    if (!st.reads.empty()) {
+      line.append("   reads");
+      for (int r : st.reads) line.append(" ").append(detail::slot_name(*this, g, r));
+    }
+    out.append(line).append("\n");
   }
   for (std::size_t s = 0; s < slots.size(); ++s)
     if (slots[s].kind == slot_kind::temporary)

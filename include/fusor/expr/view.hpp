@@ -49,8 +49,11 @@ struct slice_item {
   std::string str() const {
     if (kind == index) return std::to_string(start);
     if (kind == newaxis) return "None";
-    std::string s = (has_start ? std::to_string(start) : "") + ":" + (has_stop ? std::to_string(stop) : "");
-    if (step != 1) s += ":" + std::to_string(step);
+    std::string s;  // appended piece by piece: GCC 12 warns, wrongly, about a chain of + here
+    if (has_start) s.append(std::to_string(start));
+    s.append(":");
+    if (has_stop) s.append(std::to_string(stop));
+    if (step != 1) s.append(":").append(std::to_string(step));
     return s;
   }
 };
