@@ -34,6 +34,16 @@ TEST_CASE("take rows and columns, negative and repeated indices, as NumPy") {
   const xt::xtensor<double, 2> none = rows(xt::xtensor<std::int64_t, 1>::from_shape({0}));
   CHECK(none.shape() == std::array<std::size_t, 2>{0, 4});
   CHECK(fusor::take(X, idx, 0).str() == "take(X, idx, 0)");
+  // A take that is an output is gathered straight into the output: no temporary, one step.
+  CHECK(rows.last_plan().arena_bytes == 0);
+  CHECK(rows.last_plan().steps.size() == 1);
+  // Borrowed: the buffer is reused, and the previous call's view goes stale.
+  auto lent = fusor::function(fusor::inputs(idx), fusor::outputs(fusor::Out(fusor::take(X, idx, 0), fusor::borrow)));
+  auto first = lent(xt::xtensor<std::int64_t, 1>{1});
+  CHECK(first == xt::view(x, xt::keep(1), xt::all()));
+  auto second = lent(xt::xtensor<std::int64_t, 1>{2});
+  CHECK(second == xt::view(x, xt::keep(2), xt::all()));
+  CHECK(first.stale());
 }
 
 TEST_CASE("index arrays of any rank and dtype; compound operands; a transposed operand") {

@@ -741,7 +741,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
           }
       });
     };
-    if (s.kind == step_kind::output) stale(s.target);
+    if (s.kind == step_kind::output || (s.kind == step_kind::gather && s.target >= 0)) stale(s.target);
     else if (s.kind == step_kind::outputs)
       for (const auto& entry : s.group) stale(entry[2]);
   }

@@ -88,6 +88,7 @@ class planner {
     p_.shapes = infer_shapes(g_, f_);
     p_.values.resize(g_.nodes.size());
     copy_.assign(g_.nodes.size(), -1);
+    direct_.assign(g_.outputs.size(), 0);
     producer_.clear();
     make_leaf_slots();
     make_values();
@@ -173,9 +174,16 @@ class planner {
           break;
         }
         case node_kind::shared: set_contiguous(i, p_.shared_slot[static_cast<std::size_t>(n.leaf)]); break;
+        case node_kind::take: {
+          // A take that is an output is gathered straight into the output's buffer.
+          const int k = direct_output_of(i);
+          if (k >= 0) direct_[static_cast<std::size_t>(k)] = 1;
+          set_contiguous(i, k >= 0 ? p_.output_slot[static_cast<std::size_t>(k)]
+                                   : add_slot(slot_kind::temporary, n.type, p_.shapes[static_cast<std::size_t>(i)], -1));
+          break;
+        }
         case node_kind::reduce:
         case node_kind::join:
-        case node_kind::take:
         case node_kind::dot: set_contiguous(i, add_slot(slot_kind::temporary, n.type, p_.shapes[static_cast<std::size_t>(i)], -1)); break;
         case node_kind::transpose: {
           const node_value& c = in_memory(n.child[0]);
@@ -224,6 +232,14 @@ class planner {
         default: break;  // map, cast, constant: fused
       }
     }
+  }
+
+  /// The output (not an in-place candidate) whose expression is exactly node
+  /// `node`, or -1.
+  int direct_output_of(int node) const {
+    for (std::size_t k = 0; k < g_.outputs.size(); ++k)
+      if (g_.outputs[k].node == node && !g_.outputs[k].candidate) return static_cast<int>(k);
+    return -1;
   }
 
   /// A host argument of a call that runs on a device: copied in first.
@@ -539,6 +555,8 @@ class planner {
       s.kind = step_kind::gather;
       s.node = node;
       s.dest = slot;
+      if (const int k = direct_output_of(node); k >= 0 && direct_[static_cast<std::size_t>(k)])
+        s.target = k;  // into output k's buffer: the output's own step is not needed
       for (int k = 0; k < 2; ++k) {
         const int c = n.child[static_cast<std::size_t>(k)];
         in_memory(c);  // a fused operand or index expression gets a copy
@@ -793,9 +811,14 @@ class planner {
       if (g_[i].kind == node_kind::take) ensure_value(i);
     // Outputs that are never written in place: one pass where they share a shape.
     std::vector<int> plain;
-    for (std::size_t k = 0; k < g_.outputs.size(); ++k)
-      if (!g_.outputs[k].candidate) plain.push_back(static_cast<int>(k));
-    bool one_shape = plain.size() > 1 && g_.multi_output_kernel[static_cast<std::size_t>(f_.backend)] != nullptr;
+    bool direct = false;
+    for (std::size_t k = 0; k < g_.outputs.size(); ++k) {
+      direct = direct || direct_[k];
+      if (!g_.outputs[k].candidate && !direct_[k]) plain.push_back(static_cast<int>(k));
+    }
+    // The one-pass kernel computes every plain output: not when one was gathered directly.
+    bool one_shape = !direct && plain.size() > 1 &&
+                     g_.multi_output_kernel[static_cast<std::size_t>(f_.backend)] != nullptr;
     for (int k : plain) one_shape = one_shape && p_.outputs[static_cast<std::size_t>(k)].shape == p_.outputs[static_cast<std::size_t>(plain[0])].shape;
     if (one_shape) {
       step_info s;
@@ -927,6 +950,7 @@ class planner {
   std::vector<int> producer_;  ///< per slot: the step writing it, or -1
   std::vector<std::pair<int, range>> accepted_;  ///< in-place writes accepted so far: (root, target)
   std::vector<detail::resolved_view> regions_;   ///< per update of a view: its region, resolved
+  std::vector<char> direct_;                     ///< per output: a take gathered into its buffer
 };
 
 /// Builds the plan of `g` for the facts of one call.
