@@ -100,3 +100,14 @@ TEST_CASE("a registered type that declares strides is read through them") {
   CHECK(f.last_plan().arena_bytes == 0);
   CHECK(fusor::eval(fusor::sum(y), y = c) == doctest::Approx(xt::sum(xt::view(data, xt::all(), 2))()));
 }
+
+TEST_CASE("a lent argument whose bytes a shared variable holds is not written") {
+  auto S = fusor::shared(xt::xtensor<double, 1>{1, 2, 3}, "s");
+  auto held = S.get_value(fusor::borrow, fusor::internal_type);  // the variable's own buffer
+  fusor::vector<double> x{"x"};
+  auto f = fusor::function(fusor::inputs(fusor::In(x, fusor::borrow)), fusor::outputs(fusor::Out(x * 2.0, fusor::borrow)));
+  auto r = f(held);
+  CHECK(r == xt::xtensor<double, 1>{2, 4, 6});
+  CHECK(S.get_value() == xt::xtensor<double, 1>{1, 2, 3});
+  CHECK_FALSE(f.output_was_in_place(0));
+}

@@ -16,6 +16,7 @@
 #include "fusor/shared/cast.hpp"
 #include "fusor/shared/constructor.hpp"
 #include "fusor/shared/strided_argument.hpp"
+#include "fusor/shared/variable.hpp"
 
 namespace fusor {
 
@@ -51,7 +52,10 @@ void bind_argument(input_facts& a, std::uint32_t broadcastable, const V& value, 
   // rules accept (a C++ number: when its value converts exactly).
   check_cast<T, S>(who, src, n, std::is_arithmetic_v<V>, policy);
   const auto* data = reinterpret_cast<const std::byte*>(src);
-  const bool writable = lent && std::is_same_v<S, T> && rank_of<V> != 0;
+  // Never a buffer a shared variable holds (M3: only fusor writes a variable's
+  // storage, through its updates): e.g. the array of get_value(borrow, internal_type).
+  const bool writable = lent && std::is_same_v<S, T> && rank_of<V> != 0 &&
+                        !variable_base::held_by_another(data, n * sizeof(S), nullptr);
   if (a.data != data || a.source != dtype_of<S> || a.writable != writable || !(a.shape == shape) ||
       a.space != space || a.layout.strided) {
     a.layout = strided_layout{};
