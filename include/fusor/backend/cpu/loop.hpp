@@ -60,6 +60,14 @@ void vector_row(E* out, const Ev& ev, std::size_t n) {
   for (; i + w <= n; i += w) ev.template load<Mode>(static_cast<index_t>(i)).store(out + i, xsimd_mode_t<Mode>{});
   for (; i < n; ++i) out[i] = ev.scalar(static_cast<index_t>(i));
 }
+/// The scalar loop for an output that no operand reads and that is contiguous:
+/// `__restrict` lets GCC vectorise what it can of an evaluator xsimd cannot
+/// (integer index arithmetic, a random draw's Philox rounds).
+template <class E, class Ev>
+void scalar_row_disjoint(E* __restrict out, const Ev& ev, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<E>(ev.scalar(static_cast<index_t>(i)));
+}
+
 /// The same, for an output that no operand reads: a vector store then cannot
 /// change the evaluator's pointers, so GCC keeps them in registers instead of
 /// reloading them after every store (xsimd's stores may alias anything).
@@ -153,6 +161,10 @@ struct elementwise_loop {
         }
         return;
       }
+    }
+    if (disjoint && out_inner == 1) {
+      detail::scalar_row_disjoint(row, ev, n);
+      return;
     }
     for (std::size_t i = 0; i < n; ++i)
       row[static_cast<index_t>(i) * out_inner] = static_cast<E>(ev.scalar(static_cast<index_t>(i)));
