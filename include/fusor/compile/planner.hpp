@@ -203,19 +203,12 @@ class planner {
           v.strides = c_strides(v.shape);
           break;
         }
-        case node_kind::view: {
+        case node_kind::view:
+        case node_kind::diagonal: {
           // A view of a value in memory: the same slot, with an offset and strides.
           const node_value c = in_memory(n.child[0]);
-          const auto r = detail::resolve_view(n, c.shape, c.strides);
-          v.slot = c.slot;
-          v.offset = c.offset + r.offset;
-          v.shape = r.shape;
-          v.strides = r.strides;
-          break;
-        }
-        case node_kind::diagonal: {
-          const node_value c = in_memory(n.child[0]);
-          const auto r = detail::resolve_diagonal(n, c.shape, c.strides);
+          const auto r = n.kind == node_kind::view ? detail::resolve_view(n, c.shape, c.strides)
+                                                   : detail::resolve_diagonal(n, c.shape, c.strides);
           v.slot = c.slot;
           v.offset = c.offset + r.offset;
           v.shape = r.shape;

@@ -27,6 +27,21 @@
 
 namespace fusor::cpu {
 
+/// The strides of a view of shape `shape` (element strides `own`) read at the
+/// indices of `out`, right-aligned: axes it lacks or has as 1 get stride 0.
+inline void broadcast_strides(const dims& shape, const std::array<index_t, max_rank>& own, const dims& out,
+                              std::array<index_t, max_rank>& strides) noexcept {
+  const std::size_t r = out.rank(), lr = shape.rank();
+  for (std::size_t d = 0; d < r; ++d) {
+    if (d < r - lr) {
+      strides[d] = 0;
+    } else {
+      const std::size_t ld = d - (r - lr);
+      strides[d] = shape[ld] == 1 ? 0 : own[ld];
+    }
+  }
+}
+
 /// A strided view of memory: the lowered form of every array leaf (inputs,
 /// shared variables, materialised temporaries, transposed views).
 template <class E>
@@ -56,15 +71,7 @@ struct leaf {
 
   /// Right-aligns the view on `out`; axes it lacks or has as 1 get stride 0.
   void broadcast_to(const dims& out) noexcept {
-    const std::size_t r = out.rank(), lr = view_shape.rank();
-    for (std::size_t d = 0; d < r; ++d) {
-      if (d < r - lr) {
-        strides[d] = 0;
-      } else {
-        const std::size_t ld = d - (r - lr);
-        strides[d] = view_shape[ld] == 1 ? 0 : view_strides[ld];
-      }
-    }
+    broadcast_strides(view_shape, view_strides, out, strides);
     cur = data;
   }
   template <class F>
@@ -111,15 +118,7 @@ struct index_leaf {
 
   const dims& shape() const noexcept { return view_shape; }
   void broadcast_to(const dims& out) noexcept {
-    const std::size_t r = out.rank(), lr = view_shape.rank();
-    for (std::size_t d = 0; d < r; ++d) {
-      if (d < r - lr) {
-        strides[d] = 0;
-      } else {
-        const std::size_t ld = d - (r - lr);
-        strides[d] = view_shape[ld] == 1 ? 0 : view_strides[ld];
-      }
-    }
+    broadcast_strides(view_shape, view_strides, out, strides);
     position = 0;
   }
   template <class F>
