@@ -15,6 +15,7 @@
 
 #include "fusor/compile/graph.hpp"
 #include "fusor/compile/plan.hpp"
+#include "fusor/compile/region.hpp"
 #include "fusor/compile/shapes.hpp"
 #include "fusor/core/errors.hpp"
 #include "fusor/memory/strided.hpp"
@@ -88,28 +89,18 @@ inline gather_layout make_gather_layout(const graph& g, const plan& p, const ste
 /// index, the axis and its length, for one outside the axis.
 inline void read_indices(const gather_layout& l, const void* slot, std::vector<std::int64_t>& out) {
   out.resize(l.index_count);
-  const node_value& v = l.index_view;
-  std::array<index_t, max_rank> at{};
-  const std::size_t rank = v.shape.rank();
   visit(l.index_type, [&](auto zero) {
     using I = decltype(zero);
     if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>) {
-      const I* base = static_cast<const I*>(slot) + v.offset;
-      for (std::size_t j = 0; j < l.index_count; ++j) {
-        index_t off = 0;
-        for (std::size_t d = 0; d < rank; ++d) off += at[d] * v.strides[d];
-        const auto raw = static_cast<std::int64_t>(base[off]);
-        std::int64_t k = raw;
-        if (k < 0) k += l.axis_length;
+      const I* base = static_cast<const I*>(slot);
+      for_each_strided(l.index_view, [&](std::size_t j, index_t at) {
+        const auto raw = static_cast<std::int64_t>(base[at]);
+        const std::int64_t k = raw < 0 ? raw + l.axis_length : raw;
         if (k < 0 || k >= l.axis_length)
           throw index_error(l.what + ": index " + std::to_string(raw) + " is out of bounds for axis " +
                             std::to_string(l.axis) + " with size " + std::to_string(l.axis_length));
         out[j] = k;
-        for (std::size_t d = rank; d-- > 0;) {
-          if (++at[d] < static_cast<index_t>(v.shape[d])) break;
-          at[d] = 0;
-        }
-      }
+      });
     }
   });
 }

@@ -24,6 +24,7 @@
 #include "fusor/backend/cpu/loop.hpp"
 #include "fusor/backend/cpu/reduce.hpp"
 #include "fusor/compile/gather.hpp"
+#include "fusor/compile/moves.hpp"
 #include "fusor/compile/graph.hpp"
 #include "fusor/compile/plan.hpp"
 #include "fusor/compile/region.hpp"
@@ -404,20 +405,17 @@ struct convert_kernel {
 /// view (compile/region.hpp): any dtype, row by row — and not again while
 /// ping-pong buffers already agree there (detail::rest_tracker).
 struct copy_boxes_step final : prepared_step {
-  int from = -1, to = -1;
-  std::size_t element_bytes = 0;
-  std::vector<box> boxes;
-  dims full;
+  fusor::detail::box_copy copy;
   fusor::detail::rest_tracker rest;
   void run(void* const* slots) override {
-    const auto* src = static_cast<const std::byte*>(slots[from]);
-    auto* dst = static_cast<std::byte*>(slots[to]);
-    const std::size_t e = element_bytes;
+    const auto* src = static_cast<const std::byte*>(slots[copy.from]);
+    auto* dst = static_cast<std::byte*>(slots[copy.to]);
+    const std::size_t e = copy.element_bytes;
     const bool needed = rest.needed(src, dst);
     rest.copied(src, dst);
     if (!needed) return;
-    for (const box& b : boxes)
-      fusor::detail::for_each_plane(b, full, [&](index_t offset, index_t pitch, index_t width, index_t height) {
+    for (const box& b : copy.boxes)
+      fusor::detail::for_each_plane(b, copy.full, [&](index_t offset, index_t pitch, index_t width, index_t height) {
         for (index_t r = 0; r < height; ++r) {
           const auto at = static_cast<std::size_t>(offset + r * pitch) * e;
           std::memcpy(dst + at, src + at, static_cast<std::size_t>(width) * e);
@@ -427,12 +425,7 @@ struct copy_boxes_step final : prepared_step {
   static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s) {
     auto st = std::make_unique<copy_boxes_step>();
     st->rest.record = g.shared[static_cast<std::size_t>(g.updates[static_cast<std::size_t>(s.target)].variable)].record;
-    const slot_info& dest = p.slots[static_cast<std::size_t>(s.dest)];
-    st->from = s.reads[0];
-    st->to = s.dest;
-    st->element_bytes = size_of(dest.type);
-    st->boxes = s.boxes;
-    st->full = dest.shape;
+    st->copy = fusor::detail::box_copy_of(p, s);
     return st;
   }
 };
@@ -442,18 +435,14 @@ struct copy_boxes_step final : prepared_step {
 /// A join's parts moved into its temporary (concatenate, roll, pad): any
 /// dtype, element by element through the views the plan computed.
 struct assemble_step final : prepared_step {
-  int to = -1;
-  std::size_t element_bytes = 0;
-  std::vector<step_info::move> moves;
+  fusor::detail::assembly parts;
   void run(void* const* slots) override {
-    for (const auto& m : moves)
-      fusor::detail::move_strided_host(slots[to], m.from >= 0 ? slots[m.from] : nullptr, &m.fill, m.view, element_bytes);
+    for (const auto& m : parts.moves)
+      fusor::detail::move_strided_host(slots[parts.to], m.from >= 0 ? slots[m.from] : nullptr, &m.fill, m.view, parts.element_bytes);
   }
   static std::unique_ptr<prepared_step> prepare(const plan& p, const step_info& s) {
     auto st = std::make_unique<assemble_step>();
-    st->to = s.dest;
-    st->element_bytes = size_of(p.slots[static_cast<std::size_t>(s.dest)].type);
-    st->moves = s.moves;
+    st->parts = fusor::detail::assembly_of(p, s);
     return st;
   }
 };

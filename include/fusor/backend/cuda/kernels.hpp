@@ -20,6 +20,7 @@
 
 #include "fusor/backend/cuda/launch.hpp"
 #include "fusor/compile/gather.hpp"
+#include "fusor/compile/moves.hpp"
 #include "fusor/compile/region.hpp"
 #include "fusor/compile/shapes.hpp"
 #include "fusor/memory/array.hpp"
@@ -453,16 +454,13 @@ struct upload_kernel {
 /// copied (unlike the host's, which skips a copy ping-pong buffers make
 /// unneeded): a captured graph replays what it recorded, whatever changed.
 struct copy_boxes_step final : prepared_step {
-  int from = -1, to = -1;
-  std::size_t element_bytes = 0;
-  std::vector<box> boxes;
-  dims full;
+  fusor::detail::box_copy copy;
   void run(void* const* slots, const context& ctx) override {
-    const auto* src = static_cast<const std::byte*>(slots[from]);
-    auto* dst = static_cast<std::byte*>(slots[to]);
-    const std::size_t e = element_bytes;
-    for (const box& b : boxes)
-      fusor::detail::for_each_plane(b, full, [&](index_t offset, index_t pitch, index_t width, index_t height) {
+    const auto* src = static_cast<const std::byte*>(slots[copy.from]);
+    auto* dst = static_cast<std::byte*>(slots[copy.to]);
+    const std::size_t e = copy.element_bytes;
+    for (const box& b : copy.boxes)
+      fusor::detail::for_each_plane(b, copy.full, [&](index_t offset, index_t pitch, index_t width, index_t height) {
         const auto at = static_cast<std::size_t>(offset) * e;
         ctx.runtime->copy_2d(ctx.device, dst + at, static_cast<std::size_t>(pitch) * e, src + at,
                              static_cast<std::size_t>(pitch) * e, static_cast<std::size_t>(width) * e,
@@ -471,12 +469,7 @@ struct copy_boxes_step final : prepared_step {
   }
   static std::unique_ptr<prepared_step> prepare(const graph&, const plan& p, const step_info& s) {
     auto st = std::make_unique<copy_boxes_step>();
-    const slot_info& dest = p.slots[static_cast<std::size_t>(s.dest)];
-    st->from = s.reads[0];
-    st->to = s.dest;
-    st->element_bytes = size_of(dest.type);
-    st->boxes = s.boxes;
-    st->full = dest.shape;
+    st->copy = fusor::detail::box_copy_of(p, s);
     return st;
   }
 };
@@ -486,19 +479,15 @@ struct copy_boxes_step final : prepared_step {
 /// A join's parts moved into its temporary (concatenate, roll, pad) by the
 /// device runtime's strided move.
 struct assemble_step final : prepared_step {
-  int to = -1;
-  std::size_t element_bytes = 0;
-  std::vector<step_info::move> moves;
+  fusor::detail::assembly parts;
   void run(void* const* slots, const context& ctx) override {
-    for (const auto& m : moves)
-      ctx.runtime->move_strided(ctx.device, slots[to], m.from >= 0 ? slots[m.from] : nullptr, &m.fill, m.view,
-                                element_bytes);
+    for (const auto& m : parts.moves)
+      ctx.runtime->move_strided(ctx.device, slots[parts.to], m.from >= 0 ? slots[m.from] : nullptr, &m.fill, m.view,
+                                parts.element_bytes);
   }
   static std::unique_ptr<prepared_step> prepare(const plan& p, const step_info& s) {
     auto st = std::make_unique<assemble_step>();
-    st->to = s.dest;
-    st->element_bytes = size_of(p.slots[static_cast<std::size_t>(s.dest)].type);
-    st->moves = s.moves;
+    st->parts = fusor::detail::assembly_of(p, s);
     return st;
   }
 };
