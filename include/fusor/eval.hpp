@@ -52,6 +52,31 @@ template <class A> void graph_key(const diagonal_node<A>&, key_t&);
 template <class A> void graph_key(const specify_node<A>&, key_t&);
 template <int N, class... A> void graph_key(const join_node<N, A...>&, key_t&);
 template <class A, class I, int N> void graph_key(const take_node<A, I, N>&, key_t&);
+template <class G, class L> void graph_key(const sum_to_node<G, L>&, key_t&);
+template <class G, class L> void graph_key(const reshape_like_node<G, L>&, key_t&);
+template <element T, class N, class D> void graph_key(const size_ratio_node<T, N, D>&, key_t&);
+template <class C> void graph_key(const gate_node<C>&, key_t&);
+
+template <class G, class L>
+void graph_key(const sum_to_node<G, L>& e, key_t& key) {
+  graph_key(e.arg(), key);
+  graph_key(e.like(), key);
+}
+template <class G, class L>
+void graph_key(const reshape_like_node<G, L>& e, key_t& key) {
+  graph_key(e.arg(), key);
+  graph_key(e.like(), key);
+}
+template <element T, class N, class D>
+void graph_key(const size_ratio_node<T, N, D>& e, key_t& key) {
+  graph_key(e.numerator(), key);
+  graph_key(e.denominator(), key);
+}
+template <class C>
+void graph_key(const gate_node<C>& e, key_t& key) {
+  key.push_back(e.on() ? 1 : 0);
+  if (e.on()) graph_key(e.arg(), key);
+}
 
 template <class T, int N>
 void graph_key(const input<T, N>& e, std::vector<std::uint64_t>& key) {

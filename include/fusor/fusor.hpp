@@ -14,4 +14,5 @@
 #include "fusor/eval.hpp"
 #include "fusor/compile/function.hpp"
 #include "fusor/random/stream.hpp"
+#include "fusor/grad/reverse.hpp"
 #include "fusor/expr/print.hpp"

@@ -35,6 +35,7 @@
 #include "fusor/expr/take.hpp"
 #include "fusor/expr/leaves.hpp"
 #include "fusor/expr/reduction.hpp"
+#include "fusor/expr/shape_like.hpp"
 #include "fusor/expr/shape_ops.hpp"
 #include "fusor/expr/view.hpp"
 #include "fusor/shared/variable.hpp"
@@ -45,9 +46,11 @@ namespace fusor {
 /// givens); its one child is the replacement, read from memory.
 /// `iota`: the flat index of every element of a shape (the lazy
 /// constructors' leaf; it reads no memory).
+/// `size_ratio`: a rank-0 number from two nodes' shapes (`shape_of`).
+/// `gate`: its one child, or (no child) a rank-0 zero.
 enum class node_kind : std::uint8_t {
   input, shared, constant, map, cast, reduce, dot, transpose, reshape, given, view, iota, diagonal, join, take,
-  specify
+  specify, size_ratio, gate
 };
 
 /// What a reduction computes (the run-time name of red::*).
@@ -117,6 +120,9 @@ struct graph_node {
   view_spec slices{};
   // join: what it assembles (concatenate, roll, pad)
   join_params join{};
+  /// Nodes whose shapes (not values) this node reads: a sum_to reduction's
+  /// and a reshape_like's target shape; a size_ratio's two operands.
+  std::array<int, 2> shape_of{-1, -1};
   /// The node as fusor prints it ("exp(W) + x"): plans and messages.
   std::string text;
   /// Each backend's kernels for this node's C++ type, by role (null: none).
@@ -575,6 +581,43 @@ class graph_builder {
     n.nparams = N;
     for (int i = 0; i < N; ++i) n.params[static_cast<std::size_t>(i)] = e.extent(i);
     for (int i = 0; i < N; ++i) key.push_back(static_cast<std::uint64_t>(n.params[static_cast<std::size_t>(i)]));
+  }
+
+  template <class G, class L>
+  void describe(const sum_to_node<G, L>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+    n.kind = node_kind::reduce;
+    n.op = reduce_kind::sum;
+    n.arity = 1;
+    n.child[0] = add(e.arg());
+    n.shape_of[0] = add(e.like());
+    key.push_back(~std::uint64_t{0} - 1);
+    key.push_back(static_cast<std::uint64_t>(n.shape_of[0]));
+  }
+  template <class G, class L>
+  void describe(const reshape_like_node<G, L>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+    n.kind = node_kind::reshape;
+    n.arity = 1;
+    n.child[0] = operand_in_memory(e.arg());
+    n.shape_of[0] = add(e.like());
+    key.push_back(static_cast<std::uint64_t>(n.shape_of[0]));
+  }
+  template <element T, class Num, class Den>
+  void describe(const size_ratio_node<T, Num, Den>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+    n.kind = node_kind::size_ratio;
+    n.elementwise = true;
+    n.shape_of = {add(e.numerator()), add(e.denominator())};
+    key.push_back(static_cast<std::uint64_t>(n.shape_of[0]));
+    key.push_back(static_cast<std::uint64_t>(n.shape_of[1]));
+  }
+  template <class C>
+  void describe(const gate_node<C>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+    n.kind = node_kind::gate;
+    n.elementwise = true;
+    key.push_back(e.on() ? 1 : 0);
+    if (!e.on()) return;  // nothing below a closed gate enters the graph
+    n.arity = 1;
+    n.child[0] = add(e.arg());
+    n.elementwise = g_[n.child[0]].elementwise;
   }
 
   /// An operand read from memory (dot, transpose, reshape): a compound one is

@@ -48,9 +48,9 @@ namespace detail {
 template <class F>
 void for_each_group_leaf(const graph& g, int node, F&& f) {
   const graph_node& n = g[node];
-  if (n.kind == node_kind::map || n.kind == node_kind::cast) {
+  if (n.kind == node_kind::map || n.kind == node_kind::cast || n.kind == node_kind::gate) {
     for (int k = 0; k < n.arity; ++k) for_each_group_leaf(g, n.child[static_cast<std::size_t>(k)], f);
-  } else if (n.kind != node_kind::constant && n.kind != node_kind::iota) {
+  } else if (n.kind != node_kind::constant && n.kind != node_kind::iota && n.kind != node_kind::size_ratio) {
     f(node);
   }
 }
@@ -531,8 +531,9 @@ class planner {
       s.node = node;
       s.dest = slot;
       s.reads = group_reads_slots(n.child[0]);
-      const dims& in = p_.shapes[static_cast<std::size_t>(n.child[0])];
-      const dims keep = detail::kept_shape(in, detail::reduced_axes(n, in.rank()));
+      const detail::reduce_geometry r = detail::reduction_of(n, p_.shapes);
+      const dims& in = r.in;
+      const dims keep = detail::kept_shape(in, r.mask);
       if (n.op == reduce_kind::nanmean) s.scratch = add_slot(slot_kind::temporary, dtype::float64, keep, -1);
       if (n.op == reduce_kind::argmax || n.op == reduce_kind::argmin)
         s.scratch = add_slot(slot_kind::temporary, g_[n.child[0]].type, keep, -1);
@@ -719,7 +720,8 @@ class planner {
   }
 
   static bool fused(node_kind k) noexcept {
-    return k == node_kind::map || k == node_kind::cast || k == node_kind::constant || k == node_kind::iota;
+    return k == node_kind::map || k == node_kind::cast || k == node_kind::constant || k == node_kind::iota ||
+           k == node_kind::size_ratio || k == node_kind::gate;
   }
 
   void ensure_copy(int node) {
@@ -906,10 +908,12 @@ class planner {
       for (int r : p_.steps[static_cast<std::size_t>(i)].reads) touch(r);
       touch(p_.steps[static_cast<std::size_t>(i)].scratch);
     }
-    // First fit, in the order temporaries are written.
+    // First fit, in the order temporaries are written. A temporary no step
+    // writes (the value of a node whose shape alone is read, by a gradient's
+    // sum_to) takes no room.
     std::vector<int> order;
     for (std::size_t s = 0; s < p_.slots.size(); ++s)
-      if (p_.slots[s].kind == slot_kind::temporary) order.push_back(static_cast<int>(s));
+      if (p_.slots[s].kind == slot_kind::temporary && producer_[s] >= 0) order.push_back(static_cast<int>(s));
     std::sort(order.begin(), order.end(), [&](int a, int b) {
       return p_.slots[static_cast<std::size_t>(a)].first < p_.slots[static_cast<std::size_t>(b)].first;
     });

@@ -37,6 +37,41 @@ inline std::uint32_t reduced_axes(const graph_node& n, std::size_t rank) {
   return mask;
 }
 
+/// What a reduction node reads and reduces, once the plan's shapes are known:
+/// the shape its operand is read at (a sum_to broadcasts its operand up to
+/// the target where the target is larger) and the reduced axes of that shape.
+struct reduce_geometry {
+  dims in;
+  std::uint32_t mask = 0;
+};
+inline reduce_geometry reduction_of(const graph_node& n, const std::vector<dims>& shapes) {
+  reduce_geometry r;
+  const dims& operand = shapes[static_cast<std::size_t>(n.child[0])];
+  if (n.shape_of[0] < 0) {
+    r.in = operand;
+    r.mask = reduced_axes(n, operand.rank());
+    return r;
+  }
+  // sum_to: the operand and the target broadcast together; the axes the
+  // target lacks or has as 1 are summed.
+  const dims& target = shapes[static_cast<std::size_t>(n.shape_of[0])];
+  if (!try_broadcast(operand, target, r.in))
+    throw shape_error(n.text + ": shapes " + operand.str() + " and " + target.str() + " do not broadcast together");
+  const std::size_t lead = r.in.rank() - target.rank();
+  for (std::size_t d = 0; d < r.in.rank(); ++d)
+    if (d < lead || (target[d - lead] == 1 && r.in[d] != 1)) r.mask |= 1u << d;
+  return r;
+}
+
+/// A size_ratio node's value: its numerator's element count over its
+/// denominator's (an empty denominator gives 0: nothing to spread over).
+template <class T>
+T size_ratio_value(const graph_node& n, const std::vector<dims>& shapes) {
+  const auto num = static_cast<double>(shapes[static_cast<std::size_t>(n.shape_of[0])].elements());
+  const auto den = static_cast<double>(shapes[static_cast<std::size_t>(n.shape_of[1])].elements());
+  return den == 0 ? T(0) : static_cast<T>(num / den);
+}
+
 /// The operand shape with the reduced axes set to 1 (where a reduction
 /// accumulates: the same element order as its result).
 inline dims kept_shape(const dims& in, std::uint32_t mask) {
@@ -282,6 +317,11 @@ inline std::vector<dims> infer_shapes(const graph& g, const call_facts& f) {
       }
       case node_kind::cast: out = child(0); break;
       case node_kind::reduce: {
+        if (n.shape_of[0] >= 0) {  // sum_to: the target's shape
+          detail::reduction_of(n, shape);  // checks that they broadcast
+          out = shape[static_cast<std::size_t>(n.shape_of[0])];
+          break;
+        }
         const dims& in = child(0);
         const std::uint32_t mask = detail::reduced_axes(n, in.rank());
         for (std::size_t d = 0; d < in.rank(); ++d) {
@@ -312,7 +352,21 @@ inline std::vector<dims> infer_shapes(const graph& g, const call_facts& f) {
         for (std::size_t d = 0; d < in.rank(); ++d) out.push_back(in[static_cast<std::size_t>(perm[d])]);
         break;
       }
-      case node_kind::reshape: out = detail::reshaped(n, child(0)); break;
+      case node_kind::reshape:
+        if (n.shape_of[0] >= 0) {  // reshape_like
+          out = shape[static_cast<std::size_t>(n.shape_of[0])];
+          if (out.elements() != child(0).elements())
+            throw shape_error(n.text + ": cannot reshape an operand of shape " + child(0).str() + " into " + out.str());
+        } else {
+          out = detail::reshaped(n, child(0));
+        }
+        break;
+      case node_kind::size_ratio: out = dims{}; break;
+      case node_kind::gate:  // closed: length 1 along each of its axes, which broadcasts anywhere
+        if (n.arity == 1) out = child(0);
+        else
+          for (int d = 0; d < (n.static_rank == dynamic_rank ? 0 : n.static_rank); ++d) out.push_back(1);
+        break;
       case node_kind::view: out = detail::resolve_view(n, child(0), c_strides(child(0))).shape; break;
       case node_kind::diagonal: out = detail::resolve_diagonal(n, child(0), c_strides(child(0))).shape; break;
       case node_kind::specify: {

@@ -249,6 +249,15 @@ FUSOR_FLOAT_FUNCTION(sigmoid, sigmoid)
 FUSOR_FLOAT_FUNCTION(softplus, softplus)
 #undef FUSOR_FLOAT_FUNCTION
 
+/// x, as a constant to fusor::grad: no gradient flows through it (Theano's
+/// zero_grad, JAX's stop_gradient). It costs nothing in a fused kernel.
+template <class A>
+  requires(operand<A> && !element<std::remove_cvref_t<A>>)
+[[nodiscard]] auto stop_gradient(A&& a) {
+  using T = value_type_t<as_expression_t<A>>;
+  return detail::make_map_casts<fn::stop_gradient, T>(type_list<T>{}, std::forward<A>(a));
+}
+
 // ------------------------------------------------------------------ ternary
 
 /// where(condition, a, b): a where condition holds, else b (NumPy's where).

@@ -156,6 +156,8 @@ FUSOR_UNARY_FUNCTOR(sin_op, "sin", { return sin(x); })
 FUSOR_UNARY_FUNCTOR(cos_op, "cos", { return cos(x); })
 FUSOR_UNARY_FUNCTOR(tan_op, "tan", { return tan(x); })
 FUSOR_UNARY_FUNCTOR(tanh_op, "tanh", { return tanh(x); })
+// x itself; fusor::grad sends no gradient through it (Theano's zero_grad).
+FUSOR_UNARY_FUNCTOR(stop_gradient, "stop_gradient", { return x; })
 #undef FUSOR_UNARY_FUNCTOR
 
 struct absolute {

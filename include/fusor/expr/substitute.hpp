@@ -15,6 +15,7 @@
 #include "fusor/expr/take.hpp"
 #include "fusor/expr/leaves.hpp"
 #include "fusor/expr/reduction.hpp"
+#include "fusor/expr/shape_like.hpp"
 #include "fusor/expr/shape_ops.hpp"
 
 namespace fusor {
@@ -85,6 +86,14 @@ template <int N, class... A, class... S>
 join_node<N, A...> substitute(const join_node<N, A...>& e, const std::tuple<S...>& swaps);
 template <class A, class I, int N, class... S>
 take_node<A, I, N> substitute(const take_node<A, I, N>& e, const std::tuple<S...>& swaps);
+template <class G, class L, class... S>
+sum_to_node<G, L> substitute(const sum_to_node<G, L>& e, const std::tuple<S...>& swaps);
+template <class G, class L, class... S>
+reshape_like_node<G, L> substitute(const reshape_like_node<G, L>& e, const std::tuple<S...>& swaps);
+template <element T, class N, class D, class... S>
+size_ratio_node<T, N, D> substitute(const size_ratio_node<T, N, D>& e, const std::tuple<S...>& swaps);
+template <class C, class... S>
+gate_node<C> substitute(const gate_node<C>& e, const std::tuple<S...>& swaps);
 
 template <class T, int N, class... S>
 input<T, N> substitute(const input<T, N>& e, const std::tuple<S...>&) {
@@ -147,6 +156,23 @@ join_node<N, A...> substitute(const join_node<N, A...>& e, const std::tuple<S...
 template <class A, class I, int N, class... S>
 take_node<A, I, N> substitute(const take_node<A, I, N>& e, const std::tuple<S...>& swaps) {
   return take_node<A, I, N>(substitute(e.arg(), swaps), substitute(e.indices(), swaps), e.axis());
+}
+
+template <class G, class L, class... S>
+sum_to_node<G, L> substitute(const sum_to_node<G, L>& e, const std::tuple<S...>& swaps) {
+  return sum_to_node<G, L>(substitute(e.arg(), swaps), substitute(e.like(), swaps));
+}
+template <class G, class L, class... S>
+reshape_like_node<G, L> substitute(const reshape_like_node<G, L>& e, const std::tuple<S...>& swaps) {
+  return reshape_like_node<G, L>(substitute(e.arg(), swaps), substitute(e.like(), swaps));
+}
+template <element T, class N, class D, class... S>
+size_ratio_node<T, N, D> substitute(const size_ratio_node<T, N, D>& e, const std::tuple<S...>& swaps) {
+  return size_ratio_node<T, N, D>(substitute(e.numerator(), swaps), substitute(e.denominator(), swaps));
+}
+template <class C, class... S>
+gate_node<C> substitute(const gate_node<C>& e, const std::tuple<S...>& swaps) {
+  return gate_node<C>(substitute(e.arg(), swaps), e.on());
 }
 
 }  // namespace fusor

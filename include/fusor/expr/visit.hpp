@@ -79,6 +79,25 @@ template <class F, class A, int N>
 void visit_leaves(const view_node<A, N>& e, F&& f) {
   visit_leaves(e.arg(), f);
 }
+template <class F, class G, class L>
+void visit_leaves(const sum_to_node<G, L>& e, F&& f) {
+  visit_leaves(e.arg(), f);
+  visit_leaves(e.like(), f);
+}
+template <class F, class G, class L>
+void visit_leaves(const reshape_like_node<G, L>& e, F&& f) {
+  visit_leaves(e.arg(), f);
+  visit_leaves(e.like(), f);
+}
+template <class F, element T, class N, class D>
+void visit_leaves(const size_ratio_node<T, N, D>& e, F&& f) {
+  visit_leaves(e.numerator(), f);
+  visit_leaves(e.denominator(), f);
+}
+template <class F, class C>
+void visit_leaves(const gate_node<C>& e, F&& f) {
+  if (e.on()) visit_leaves(e.arg(), f);
+}
 template <class F, class A, class B>
 void visit_leaves(const dot_node<A, B>& e, F&& f) {
   visit_leaves(e.lhs(), f);
@@ -153,6 +172,10 @@ void pattern_into(const X& e, std::vector<bool>& p) {
     std::vector<bool> q(e.shape().rank());  // a constructor: its extents of 1
     for (std::size_t d = 0; d < q.size(); ++d) q[d] = e.shape()[d] == 1;
     and_right_aligned(p, q);
+  } else if constexpr (requires { e.like(); }) {
+    pattern_into(e.like(), p);  // sum_to, reshape_like: the target's shape
+  } else if constexpr (requires { e.numerator(); }) {
+    // a rank-0 size ratio broadcasts everywhere
   } else if constexpr (requires { e.join(); } || requires { e.indices(); }) {
     std::fill(p.begin(), p.end(), false);  // assembled: extents change
   } else if constexpr (requires { e.args(); }) {

@@ -130,6 +130,33 @@ template <int N, class... A>
 struct kernels_of<join_node<N, A...>> {
   static void walk() { (walk_root<A>(), ...); }
 };
+template <class G, class L>
+struct kernels_of<sum_to_node<G, L>> {
+  static void walk() {
+    cuda::walk<G>();
+    cuda::walk<L>();  // only its shape is read; its nodes are in the graph all the same
+    using K = reduce_kernel<reduce_node<red::sum, G, L::rank>>;
+    register_launcher<typename K::tag>(&launch_reduce<red::sum, typename K::Acc, typename K::Ev>);
+  }
+};
+template <class G, class L>
+struct kernels_of<reshape_like_node<G, L>> {
+  static void walk() {
+    walk_root<G>();
+    cuda::walk<L>();
+  }
+};
+template <element T, class N, class D>
+struct kernels_of<size_ratio_node<T, N, D>> {
+  static void walk() {
+    cuda::walk<N>();
+    cuda::walk<D>();
+  }
+};
+template <class C>
+struct kernels_of<gate_node<C>> {
+  static void walk() { cuda::walk<C>(); }
+};
 
 /// What a function's type or an expression's type needs.
 template <class T>

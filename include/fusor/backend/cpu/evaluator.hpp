@@ -280,6 +280,35 @@ struct map_eval<F, R, type_list<Casts...>, Children...> {
   }
 };
 
+/// A gate (expr/shape_like.hpp): its child when open; a closed gate's child
+/// is default-built (no slot, no shape: it broadcasts as a scalar and binds
+/// nothing) and never read.
+template <class Child>
+struct gate_eval {
+  using value_type = typename Child::value_type;
+  static constexpr bool simd = Child::simd;
+  static constexpr std::size_t leaves = Child::leaves;
+  Child child;
+  bool open = false;
+  dims none;
+  const dims& shape() const noexcept { return open ? child.shape() : none; }
+  void broadcast_to(const dims& out) noexcept {
+    if (open) child.broadcast_to(out);
+  }
+  template <class G>
+  void for_each_leaf(G&& g) {
+    child.for_each_leaf(g);
+  }
+  void set_outer(const index_t* idx, std::size_t n) noexcept {
+    if (open) child.set_outer(idx, n);
+  }
+  value_type scalar(index_t i) const noexcept { return open ? child.scalar(i) : value_type(0); }
+  template <class Mode>
+  batch<value_type> load(index_t i) const noexcept {
+    return open ? child.template load<Mode>(i) : batch<value_type>(value_type(0));
+  }
+};
+
 template <class T, class Child>
 struct cast_eval {
   using value_type = T;

@@ -73,6 +73,14 @@ template <element T, class A>
 struct evaluator_of<cast_node<T, A>> {
   using type = cast_eval<T, typename evaluator_of<A>::type>;
 };
+template <element T, class N, class D>
+struct evaluator_of<size_ratio_node<T, N, D>> {
+  using type = scalar_leaf<T>;
+};
+template <class C>
+struct evaluator_of<gate_node<C>> {
+  using type = gate_eval<typename evaluator_of<C>::type>;
+};
 template <class X>
 using evaluator_t = typename evaluator_of<X>::type;
 
@@ -102,6 +110,15 @@ struct evaluator_builder {
   template <element E>
   void fill(std::type_identity<constant<E>>, scalar_leaf<E>& l, int node) const {
     std::memcpy(&l.value, &g.constants[static_cast<std::size_t>(g[node].leaf)].bits, sizeof(E));
+  }
+  template <element T, class N, class D>
+  void fill(std::type_identity<size_ratio_node<T, N, D>>, scalar_leaf<T>& l, int node) const {
+    l.value = fusor::detail::size_ratio_value<T>(g[node], p.shapes);
+  }
+  template <class C, class Ev>
+  void fill(std::type_identity<gate_node<C>>, Ev& ev, int node) const {
+    ev.open = g[node].arity == 1;
+    if (ev.open) fill(std::type_identity<C>{}, ev.child, child(node, 0));
   }
   template <class F, class R, class... C, class... A, class Ev>
   void fill(std::type_identity<map_node<F, R, type_list<C...>, A...>>, Ev& ev, int node) const {
@@ -134,7 +151,8 @@ inline void bind(Ev& ev, void* const* slots) noexcept {
   ev.for_each_leaf([&](auto& l) {
     using L = std::remove_reference_t<decltype(l)>;
     if constexpr (!std::is_same_v<L, index_leaf>)  // reads no memory
-      l.data = static_cast<const typename L::value_type*>(slots[l.slot]) + l.offset;
+      if (l.slot >= 0)  // a closed gate's leaves have none
+        l.data = static_cast<const typename L::value_type*>(slots[l.slot]) + l.offset;
   });
 }
 
@@ -260,9 +278,9 @@ struct reduce_kernel<reduce_node<Op, A, Rank>> {
     st->dest = s.dest;
     st->scratch = s.scratch;
     st->what = n.text;
-    st->in = p.shapes[static_cast<std::size_t>(n.child[0])];
-    const std::uint32_t mask = fusor::detail::reduced_axes(n, st->in.rank());
-    st->keep = fusor::detail::kept_shape(st->in, mask);
+    const fusor::detail::reduce_geometry r = fusor::detail::reduction_of(n, p.shapes);
+    st->in = r.in;
+    st->keep = fusor::detail::kept_shape(st->in, r.mask);
     if constexpr (is_arg) {
       st->axis = n.naxes == 0 ? -1 : fusor::detail::normalise_axis(n.axes[0], st->in.rank(), n.text);
     } else {
@@ -272,6 +290,11 @@ struct reduce_kernel<reduce_node<Op, A, Rank>> {
   }
   static constexpr kernel_entry entry{&prepare};
 };
+
+/// A gradient's sum_to is the sum of its operand over the axes the plan's
+/// shapes name (compile/shapes.hpp, reduction_of).
+template <class G, class L>
+struct reduce_kernel<sum_to_node<G, L>> : reduce_kernel<reduce_node<red::sum, G, L::rank>> {};
 
 // ---------------------------------------------------------------- dot
 

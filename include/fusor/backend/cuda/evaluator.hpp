@@ -27,6 +27,7 @@
 #include "fusor/backend/cuda/tuple.hpp"
 #include "fusor/compile/graph.hpp"
 #include "fusor/compile/plan.hpp"
+#include "fusor/compile/shapes.hpp"
 #include "fusor/core/collapse.hpp"
 #include "fusor/expr/elementwise.hpp"
 #include "fusor/shared/cast.hpp"
@@ -140,6 +141,25 @@ struct map<F, R, type_list<Casts...>, Children...> {
   }
 };
 
+/// A gate (expr/shape_like.hpp): its child when open. A closed gate's leaves
+/// keep slot -1 and stride 0: they bind nothing, and a group with one never
+/// takes the DeviceTransform path (its leaves are no arrays).
+template <class Child>
+struct gate {
+  using value_type = typename Child::value_type;
+  static constexpr std::size_t leaves = Child::leaves;
+  Child child;
+  bool open;
+  FUSOR_INLINE value_type dense(index_t i) const { return open ? child.dense(i) : value_type(0); }
+  FUSOR_INLINE value_type strided(const index_t* idx, int rank) const {
+    return open ? child.strided(idx, rank) : value_type(0);
+  }
+  template <std::size_t Offset, class Values>
+  FUSOR_INLINE value_type values(const Values& v) const {
+    return open ? child.template values<Offset>(v) : value_type(0);
+  }
+};
+
 template <class T, class Child>
 struct cast {
   using value_type = T;
@@ -176,6 +196,14 @@ struct evaluator_of<map_node<F, R, type_list<C...>, A...>> {
 template <element T, class A>
 struct evaluator_of<cast_node<T, A>> {
   using type = cast<T, typename evaluator_of<A>::type>;
+};
+template <element T, class N, class D>
+struct evaluator_of<size_ratio_node<T, N, D>> {
+  using type = scalar<T>;
+};
+template <class C>
+struct evaluator_of<gate_node<C>> {
+  using type = gate<typename evaluator_of<C>::type>;
 };
 template <class X>
 using evaluator_t = typename evaluator_of<X>::type;
@@ -215,6 +243,10 @@ template <class T, class C>
 struct leaf_types_of<cast<T, C>> {
   using type = typename leaf_types_of<C>::type;
 };
+template <class C>
+struct leaf_types_of<gate<C>> {
+  using type = typename leaf_types_of<C>::type;
+};
 
 // ---------------------------------------------------------------- lowering
 
@@ -236,6 +268,10 @@ void for_each_leaf(map<F, R, Casts, C...>& m, G&& g) {
 }
 template <class T, class C, class G>
 void for_each_leaf(cast<T, C>& c, G&& g) {
+  for_each_leaf(c.child, g);
+}
+template <class C, class G>
+void for_each_leaf(gate<C>& c, G&& g) {
   for_each_leaf(c.child, g);
 }
 
@@ -286,6 +322,25 @@ struct evaluator_builder {
   template <element E>
   void fill(std::type_identity<constant<E>>, scalar<E>& l, int node) const {
     std::memcpy(&l.value, &g.constants[static_cast<std::size_t>(g[node].leaf)].bits, sizeof(E));
+  }
+  template <element T, class N, class D>
+  void fill(std::type_identity<size_ratio_node<T, N, D>>, scalar<T>& l, int node) const {
+    l.value = fusor::detail::size_ratio_value<T>(g[node], p.shapes);
+  }
+  template <class C, class Ev>
+  void fill(std::type_identity<gate_node<C>>, Ev& ev, int node) const {
+    ev.open = g[node].arity == 1;
+    if (ev.open) {
+      fill(std::type_identity<C>{}, ev.child, g[node].child[0]);
+    } else {
+      ev.child = {};
+      for_each_leaf(ev.child, [](auto& l) {
+        l.data = nullptr;
+        l.slot = -1;
+        l.offset = 0;
+        for (std::size_t d = 0; d < max_rank; ++d) l.strides[d] = 0;
+      });
+    }
   }
   template <class F, class R, class... C, class... A, class Ev>
   void fill(std::type_identity<map_node<F, R, type_list<C...>, A...>>, Ev& ev, int node) const {

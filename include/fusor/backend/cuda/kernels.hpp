@@ -260,8 +260,9 @@ struct reduce_kernel<reduce_node<Op, A, Rank>> {
     auto st = std::make_unique<step>();
     const graph_node& n = g[s.node];
     st->what = n.text;
-    st->in = p.shapes[static_cast<std::size_t>(n.child[0])];
-    std::uint32_t mask = fusor::detail::reduced_axes(n, st->in.rank());
+    const fusor::detail::reduce_geometry r = fusor::detail::reduction_of(n, p.shapes);
+    st->in = r.in;
+    std::uint32_t mask = r.mask;
     if constexpr (is_arg) {
       // One axis, or all of them (the flat position).
       if (n.naxes == 0) mask = (st->in.rank() >= 32 ? ~0u : (1u << st->in.rank()) - 1u);
@@ -291,6 +292,11 @@ struct reduce_kernel<reduce_node<Op, A, Rank>> {
   static const char* missing() { return find_launcher<tag, reduce_launcher>() ? nullptr : launcher_key<tag>(); }
   static constexpr kernel_entry entry{&prepare, &missing};
 };
+
+/// A gradient's sum_to is the sum of its operand over the axes the plan's
+/// shapes name (compile/shapes.hpp, reduction_of).
+template <class G, class L>
+struct reduce_kernel<sum_to_node<G, L>> : reduce_kernel<reduce_node<red::sum, G, L::rank>> {};
 
 // ---------------------------------------------------------------- dot
 

@@ -1,0 +1,122 @@
+// fusor/expr/shape_like.hpp — nodes that read another expression's shape
+// (never its values), and the gate. They are what a gradient is built from
+// where the shapes are known only when the function is planned:
+//
+//   sum_to(g, like)        g summed over the axes it has beyond like's shape
+//                          (broadcasting, reversed) and broadcast up where
+//                          like is larger: a value of like's shape
+//   reshape_like(g, like)  g reshaped to like's shape
+//   size_ratio<T>(a, b)    elements of a / elements of b, as T (1/n of a mean)
+//   gate(c, on)            c, or a rank-0 zero that reads nothing (decided
+//                          when the expression is built)
+//
+// `like` is never computed for its shape: the planner infers shapes from the
+// arguments and the shared variables alone.
+#pragma once
+
+#include <string>
+#include <type_traits>
+
+#include "fusor/expr/leaves.hpp"
+#include "fusor/expr/node.hpp"
+#include "fusor/expr/reduction.hpp"
+
+namespace fusor {
+
+/// g summed (and broadcast) to like's shape. A reduction: `operation` makes
+/// the backends compile it as the sum of g over run-time axes.
+template <class G, class Like>
+class sum_to_node : public expression_base {
+ public:
+  using value_type = value_type_t<G>;
+  using operation = red::sum;
+  static constexpr int rank = Like::rank;
+
+  sum_to_node(G g, Like like) : arg_(std::move(g)), like_(std::move(like)) {}
+  const G& arg() const noexcept { return arg_; }
+  const Like& like() const noexcept { return like_; }
+  std::string str() const { return "sum_to(" + arg_.str() + ", shape(" + like_.str() + "))"; }
+
+ private:
+  G arg_;
+  Like like_;
+};
+
+/// g reshaped to like's shape (the element count must agree).
+template <class G, class Like>
+class reshape_like_node : public expression_base {
+ public:
+  using value_type = value_type_t<G>;
+  static constexpr int rank = Like::rank;
+
+  reshape_like_node(G g, Like like) : arg_(std::move(g)), like_(std::move(like)) {}
+  const G& arg() const noexcept { return arg_; }
+  const Like& like() const noexcept { return like_; }
+  std::string str() const { return "reshape(" + arg_.str() + ", shape(" + like_.str() + "))"; }
+
+ private:
+  G arg_;
+  Like like_;
+};
+
+/// The element count of `num` divided by that of `den`, as T: a rank-0 value
+/// known once the plan's shapes are.
+template <element T, class Num, class Den>
+class size_ratio_node : public expression_base {
+ public:
+  using value_type = T;
+  static constexpr int rank = 0;
+
+  size_ratio_node(Num num, Den den) : num_(std::move(num)), den_(std::move(den)) {}
+  const Num& numerator() const noexcept { return num_; }
+  const Den& denominator() const noexcept { return den_; }
+  std::string str() const { return "size(" + num_.str() + ") / size(" + den_.str() + ")"; }
+
+ private:
+  Num num_;
+  Den den_;
+};
+
+/// c when `on`, else a rank-0 zero of c's dtype that reads nothing: a
+/// gradient's contribution through one leaf of the target's C++ type, kept
+/// when that leaf is the target. The type is the same either way.
+template <class C>
+class gate_node : public expression_base {
+ public:
+  using value_type = value_type_t<C>;
+  static constexpr int rank = C::rank;
+
+  gate_node(C c, bool on) : arg_(std::move(c)), on_(on) {}
+  const C& arg() const noexcept { return arg_; }
+  bool on() const noexcept { return on_; }
+  std::string str() const { return on_ ? arg_.str() : std::string("0"); }
+
+ private:
+  C arg_;
+  bool on_;
+};
+
+template <class G, class L>
+  requires(operand<G> && operand<L>)
+[[nodiscard]] auto sum_to(G&& g, L&& like) {
+  return sum_to_node<as_expression_t<G>, as_expression_t<L>>(as_expression(std::forward<G>(g)),
+                                                             as_expression(std::forward<L>(like)));
+}
+template <class G, class L>
+  requires(operand<G> && operand<L>)
+[[nodiscard]] auto reshape_like(G&& g, L&& like) {
+  return reshape_like_node<as_expression_t<G>, as_expression_t<L>>(as_expression(std::forward<G>(g)),
+                                                                   as_expression(std::forward<L>(like)));
+}
+template <element T, class N, class D>
+  requires(operand<N> && operand<D>)
+[[nodiscard]] auto size_ratio(N&& num, D&& den) {
+  return size_ratio_node<T, as_expression_t<N>, as_expression_t<D>>(as_expression(std::forward<N>(num)),
+                                                                    as_expression(std::forward<D>(den)));
+}
+template <class C>
+[[nodiscard]] auto gate(C&& c, bool on) {
+  return gate_node<as_expression_t<C>>(as_expression(std::forward<C>(c)), on);
+}
+
+}  // namespace fusor

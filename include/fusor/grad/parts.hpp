@@ -1,0 +1,75 @@
+// fusor/grad/parts.hpp — what reverse mode carries from a node to its
+// operands: a contribution to an adjoint, and what is statically known about
+// its shape.
+//
+// The adjoint of a node has the node's shape. Elementwise rules do not need
+// it to: multiplying by a local derivative (which has at most the node's
+// shape) commutes with summing over broadcast axes, so a contribution may
+// stay *larger* than its node (axes a broadcast added, not yet summed) or
+// *smaller* (axes it will broadcast along) until a node that needs the exact
+// shape — a dot, a transpose, a reshape, a reduction, or the target itself.
+// There `conform` sums it to the node's shape (a sum_to reduction, its axes
+// decided from the plan's shapes) — or costs nothing when the contribution is
+// known to be exact already.
+#pragma once
+
+#include <type_traits>
+#include <utility>
+
+#include "fusor/expr/elementwise.hpp"
+#include "fusor/expr/shape_like.hpp"
+
+namespace fusor::detail::ad {
+
+/// No contribution (known at compile time: no path to the target).
+struct none {};
+
+/// A contribution: `e`, whose sum to the node's shape is the node's adjoint.
+/// Larger: it may have axes or extents beyond the node's; Smaller: it may lack
+/// some (it broadcasts up). Neither: exactly the node's shape.
+template <class E, bool Larger, bool Smaller>
+struct part {
+  E e;
+};
+
+template <class P>
+inline constexpr bool is_part_v = false;
+template <class E, bool L, bool S>
+inline constexpr bool is_part_v<part<E, L, S>> = true;
+
+template <bool L, bool S, class E>
+part<E, L, S> make_part(E e) {
+  return part<E, L, S>{std::move(e)};
+}
+
+inline none add(none, none) { return {}; }
+template <class E, bool L, bool S>
+part<E, L, S> add(part<E, L, S> p, none) {
+  return p;
+}
+template <class E, bool L, bool S>
+part<E, L, S> add(none, part<E, L, S> p) {
+  return p;
+}
+/// Two contributions to one node: an exact one makes a smaller one exact too.
+template <class E1, bool L1, bool S1, class E2, bool L2, bool S2>
+auto add(part<E1, L1, S1> a, part<E2, L2, S2> b) {
+  return make_part<L1 || L2, S1 && S2>(std::move(a.e) + std::move(b.e));
+}
+
+/// The contribution as a value of exactly `node`'s shape.
+template <class N, class E, bool L, bool S>
+auto conform(const part<E, L, S>& p, const N& node) {
+  if constexpr (!L && !S) return p.e;
+  else return sum_to(p.e, node);
+}
+
+/// `x` as a value of dtype T (a cast only where the dtype differs, so that a
+/// derivative shares the forward expression's nodes).
+template <element T, class X>
+auto as_dtype(const X& x) {
+  if constexpr (std::is_same_v<value_type_t<X>, T>) return x;
+  else return cast<T>(x);
+}
+
+}  // namespace fusor::detail::ad

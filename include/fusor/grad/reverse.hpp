@@ -1,0 +1,492 @@
+// fusor/grad/reverse.hpp — reverse mode over an expression type:
+// fusor::grad(cost, w, ...).
+//
+//   auto cost = mean(-y * log(p) - (1 - y) * log(1 - p)) + 0.01 * sum(w * w);
+//   auto [gw, gb] = fusor::grad(cost, w, b);      // two expressions
+//   auto train = fusor::function(fusor::inputs(x, y), fusor::outputs(cost),
+//                                fusor::updates(fusor::update(w, w - 0.1 * gw),
+//                                               fusor::update(b, b - 0.1 * gb)));
+//
+// The gradient of an expression type is another expression type, built once
+// when grad is called: it prints, fuses, can be an output or an update, and
+// can be differentiated again. Its nodes that are the cost's own (p, the dot
+// inside it) are the same nodes in a function's graph, so a sub-expression the
+// cost and its gradient share is computed once per call.
+//
+// What is decided when: which nodes lie on a path to the target is a property
+// of the types; which leaf *is* the target (two shared variables may have one
+// C++ type) is known when grad is called, and recorded in gates
+// (expr/shape_like.hpp) around the contributions of every leaf of the
+// target's type when the cost has more than one; broadcasting is summed back
+// where the plan's shapes say it happened (grad/parts.hpp).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "fusor/core/errors.hpp"
+#include "fusor/expr/dot.hpp"
+#include "fusor/expr/elementwise.hpp"
+#include "fusor/expr/generate.hpp"
+#include "fusor/expr/join.hpp"
+#include "fusor/expr/leaves.hpp"
+#include "fusor/expr/reduction.hpp"
+#include "fusor/expr/shape_like.hpp"
+#include "fusor/expr/shape_ops.hpp"
+#include "fusor/expr/take.hpp"
+#include "fusor/expr/view.hpp"
+#include "fusor/expr/visit.hpp"
+#include "fusor/grad/parts.hpp"
+#include "fusor/grad/rules.hpp"
+#include "fusor/grad/structure.hpp"
+#include "fusor/eval.hpp"
+
+namespace fusor {
+
+namespace detail::ad {
+
+template <class T>
+inline constexpr bool differentiable_v = std::is_floating_point_v<T>;
+
+/// Whether operand K of a map is certainly of the map's shape: every other
+/// operand has rank 0 (a number, a rank-0 variable).
+template <std::size_t K, class... A>
+constexpr bool fills_map() {
+  constexpr int ranks[] = {A::rank...};
+  for (std::size_t j = 0; j < sizeof...(A); ++j)
+    if (j != K && ranks[j] != 0) return false;
+  return true;
+}
+
+// ---------------------------------------------------------------- the walk
+
+/// The identity of a sub-expression's value: its leaves, constants and
+/// parameters (two sub-expressions of one type are equal when their keys are).
+template <class X>
+std::vector<std::uint64_t> value_key(const X& e) {
+  std::vector<std::uint64_t> key;
+  fusor::detail::graph_key(e, key);
+  return key;
+}
+
+/// The reverse walk towards the occurrences of one target: a leaf (a shared
+/// variable or an input), or a cut point (grad/structure.hpp) whose adjoint is
+/// being summed. Every occurrence of the target's type that is not the target
+/// (another variable of the same C++ type) contributes a closed gate: Gated
+/// says whether the cost leaves that in doubt at all.
+///
+/// Cuts are met as follows: an occurrence equal to its cut's representative
+/// is walked *muted* (all it would contribute is closed by gates: its
+/// contribution comes through the representative, once); one that differs
+/// (equal types over other variables) is walked in place.
+template <class W, bool Gated, class Cuts>
+class walker {
+ public:
+  walker(const W& target, const std::vector<std::vector<std::uint64_t>>& cut_keys)
+      : target_key_(value_key(target)), target_text_(target.str()), cut_keys_(cut_keys) {}
+
+  bool found() const noexcept { return found_; }
+
+  /// The target's gradient from node `e`, whose adjoint contribution is `adj`:
+  /// none, or a part.
+  template <class X, class P>
+  auto back(const X& e, const P& adj) {
+    if constexpr (!is_part_v<P> || !reaches_v<X, W>) return none{};
+    else if constexpr (std::is_same_v<X, W>) return at_target(e, adj);
+    else if constexpr (index_in<X, Cuts>::value >= 0) return at_cut(e, adj);
+    else return back_node(e, adj);
+  }
+  /// The walk below `e` (a cut point's representative: not a cut here).
+  template <class X, class P>
+  auto back_from(const X& e, const P& adj) {
+    if constexpr (!is_part_v<P> || !reaches_v<X, W> || std::is_same_v<X, W>) return none{};
+    else return back_node(e, adj);
+  }
+
+ private:
+  template <class X, class P>
+  auto at_target(const X& e, const P& adj) {
+    const bool on = !muted_ && value_key(e) == target_key_;
+    if (on) found_ = true;
+    if constexpr (Gated) return gate_part(adj, on);
+    else return adj;
+  }
+  template <class X, class P>
+  auto at_cut(const X& e, const P& adj) {
+    const bool was = muted_;
+    muted_ = muted_ || value_key(e) == cut_keys_[static_cast<std::size_t>(index_in<X, Cuts>::value)];
+    auto r = back_node(e, adj);
+    muted_ = was;
+    return r;
+  }
+
+  // ------------------------------------------------------------ elementwise
+
+  template <class F, class R, class... C, class... A, class P>
+  auto back_node(const map_node<F, R, type_list<C...>, A...>& e, const P& adj) {
+    if constexpr (!differentiable_v<R>) {
+      return none{};
+    } else if constexpr (!rule<F>::has) {
+      refuse_inside(e, "an elementwise function without a derivative rule (" + std::string(F::symbol) + ")");
+      return none{};
+    } else {
+      return map_operands(e, adj, std::index_sequence_for<A...>{});
+    }
+  }
+  template <class F, class R, class... C, class... A, class P, std::size_t... K>
+  auto map_operands(const map_node<F, R, type_list<C...>, A...>& e, const P& adj, std::index_sequence<K...>) {
+    return sum_all(map_operand<K>(e, adj)...);
+  }
+  template <std::size_t K, class F, class R, class... C, class... A, class E, bool L, bool S>
+  auto map_operand(const map_node<F, R, type_list<C...>, A...>& e, const part<E, L, S>& adj) {
+    using AK = std::tuple_element_t<K, std::tuple<A...>>;
+    using CK = std::tuple_element_t<K, std::tuple<C...>>;
+    if constexpr (!reaches_v<AK, W> || !differentiable_v<value_type_t<AK>> || !differentiable_v<CK> ||
+                  !rule<F>::template has_operand<K>) {
+      return none{};
+    } else {
+      auto local = std::apply(
+          [&](const auto&... a) { return rule<F>::template partial<K>(adj.e, e, as_dtype<C>(a)...); }, e.args());
+      constexpr bool larger = L || !fills_map<K, A...>();
+      return back(std::get<K>(e.args()), make_part<larger, S>(as_dtype<value_type_t<AK>>(std::move(local))));
+    }
+  }
+
+  template <element T, class A, class E, bool L, bool S>
+  auto back_node(const cast_node<T, A>& e, const part<E, L, S>& adj) {
+    if constexpr (!differentiable_v<T> || !differentiable_v<value_type_t<A>>) return none{};
+    else return back(e.arg(), make_part<L, S>(as_dtype<value_type_t<A>>(adj.e)));
+  }
+
+  // ------------------------------------------------------------ reductions
+
+  /// A keepdims-shaped stand-in for reduction `e`'s result: only its shape is
+  /// ever read (to put the reduced axes back as length 1).
+  template <class Op, class A, int R>
+  static auto kept_like(const reduce_node<Op, A, R>& e) {
+    std::array<int, max_rank> axes{};
+    for (int i = 0; i < e.axis_count(); ++i) axes[static_cast<std::size_t>(i)] = e.axis(i);
+    return reduce_node<red::sum, A, A::rank>(e.arg(), axes, e.axis_count(), true);
+  }
+  /// A value of reduction e's shape, with the reduced axes put back (length 1).
+  template <class Op, class A, int R, class G>
+  static auto expand(const reduce_node<Op, A, R>& e, const G& g) {
+    if constexpr (R == 0) return g;  // rank 0 broadcasts everywhere
+    else return reshape_like(g, kept_like(e));
+  }
+  template <class Op, class A, int R>
+  static auto kept_reduction(const reduce_node<Op, A, R>& e, auto operand) {
+    std::array<int, max_rank> axes{};
+    for (int i = 0; i < e.axis_count(); ++i) axes[static_cast<std::size_t>(i)] = e.axis(i);
+    return reduce_node<Op, decltype(operand), A::rank>(std::move(operand), axes, e.axis_count(), true);
+  }
+
+  template <class Op, class A, int R, class E, bool L, bool S>
+  auto back_node(const reduce_node<Op, A, R>& e, const part<E, L, S>& adj) {
+    using V = value_type_t<A>;
+    if constexpr (!differentiable_v<value_type_t<reduce_node<Op, A, R>>> || !differentiable_v<V>) {
+      return none{};
+    } else {
+      const auto gx = expand(e, conform(adj, e));
+      const A& x = e.arg();
+      if constexpr (std::is_same_v<Op, red::sum>) {
+        return back(x, make_part<false, true>(gx));
+      } else if constexpr (std::is_same_v<Op, red::mean>) {
+        return back(x, make_part<false, true>(gx * size_ratio<V>(e, x)));
+      } else if constexpr (std::is_same_v<Op, red::max> || std::is_same_v<Op, red::min>) {
+        // The gradient goes to the elements equal to the result, shared
+        // equally among ties.
+        const auto m = expand(e, e);
+        const auto ties = kept_reduction(red_sum_tag{}, e, cast<V>(x == m));
+        return back(x, make_part<false, false>(where(x == m, gx / ties, 0)));
+      } else if constexpr (std::is_same_v<Op, red::prod>) {
+        // prod / x, without dividing by zero: the product of the other
+        // elements where there is one zero, 0 where there are more.
+        const auto nonzero = kept_reduction(e, where(x == 0, 1, x));
+        const auto zeros = kept_reduction(red_sum_tag{}, e, cast<V>(x == 0));
+        return back(x, make_part<false, false>(
+                           gx * where(zeros == 0, nonzero / x, where(logical_and(zeros == 1, x == 0), nonzero, 0))));
+      } else {
+        refuse_inside(e, std::string("the reduction ") + Op::name + " (fusor::grad differentiates sum, mean, prod, "
+                                                                 "max and min)");
+        return none{};
+      }
+    }
+  }
+  struct red_sum_tag {};
+  template <class Op, class A, int R>
+  static auto kept_reduction(red_sum_tag, const reduce_node<Op, A, R>& e, auto operand) {
+    std::array<int, max_rank> axes{};
+    for (int i = 0; i < e.axis_count(); ++i) axes[static_cast<std::size_t>(i)] = e.axis(i);
+    return reduce_node<red::sum, decltype(operand), A::rank>(std::move(operand), axes, e.axis_count(), true);
+  }
+
+  // ------------------------------------------------------------ dot, transpose, reshape
+
+  template <class A, class B, class E, bool L, bool S>
+  auto back_node(const dot_node<A, B>& e, const part<E, L, S>& adj) {
+    using V = value_type_t<dot_node<A, B>>;
+    if constexpr (!differentiable_v<V>) {
+      return none{};
+    } else {
+      static_assert(A::rank != dynamic_rank && B::rank != dynamic_rank,
+                    "fusor::grad: a dot of operands of dynamic rank is not differentiated; give them a static rank");
+      const auto g = conform(adj, e);
+      const auto a = as_dtype<V>(e.lhs());
+      const auto b = as_dtype<V>(e.rhs());
+      auto to_a = [&](auto c) { return make_part<false, false>(as_dtype<value_type_t<A>>(std::move(c))); };
+      auto to_b = [&](auto c) { return make_part<false, false>(as_dtype<value_type_t<B>>(std::move(c))); };
+      if constexpr (A::rank == 1 && B::rank == 1) {  // a . b
+        return add(back_if(e.lhs(), [&] { return to_a(g * b); }), back_if(e.rhs(), [&] { return to_b(g * a); }));
+      } else if constexpr (A::rank == 2 && B::rank == 1) {  // (m, k) . (k,) -> (m,)
+        return add(back_if(e.lhs(), [&] { return to_a(reshape_like(g, column_like(e.lhs())) * b); }),
+                   back_if(e.rhs(), [&] { return to_b(dot(transpose(a), g)); }));
+      } else if constexpr (A::rank == 1 && B::rank == 2) {  // (k,) . (k, n) -> (n,)
+        return add(back_if(e.lhs(), [&] { return to_a(dot(b, g)); }),
+                   back_if(e.rhs(), [&] { return to_b(reshape_like(a, column_like(e.rhs())) * g); }));
+      } else {  // (m, k) . (k, n) -> (m, n)
+        return add(back_if(e.lhs(), [&] { return to_a(dot(g, transpose(b))); }),
+                   back_if(e.rhs(), [&] { return to_b(dot(transpose(a), g)); }));
+      }
+    }
+  }
+  /// A stand-in of shape (rows, 1) for a matrix m: only its shape is read.
+  template <class M>
+  static auto column_like(const M& m) {
+    return reduce_node<red::sum, M, 2>(m, {1}, 1, true);
+  }
+  /// back(operand, contribution()) when the operand reaches the target; the
+  /// contribution is not even built otherwise.
+  template <class X, class Make>
+  auto back_if(const X& operand, Make make) {
+    if constexpr (!reaches_v<X, W> || !differentiable_v<value_type_t<X>>) return none{};
+    else return back(operand, make());
+  }
+
+  template <class A, class E, bool L, bool S>
+  auto back_node(const transpose_node<A>& e, const part<E, L, S>& adj) {
+    if constexpr (!differentiable_v<value_type_t<A>>) {
+      return none{};
+    } else {
+      auto g = conform(adj, e);
+      using G = decltype(g);
+      if (e.reverses()) return back(e.arg(), make_part<false, false>(transpose_node<G>(std::move(g), {}, 0)));
+      std::array<int, max_rank> inverse{};
+      const int r = e.count();
+      for (int i = 0; i < r; ++i) {
+        const int p = e.perm(i) < 0 ? e.perm(i) + r : e.perm(i);
+        if (p < 0 || p >= r)
+          throw shape_error("fusor::grad: " + e.str() + ": axis " + std::to_string(e.perm(i)) + " is out of bounds");
+        inverse[static_cast<std::size_t>(p)] = i;
+      }
+      return back(e.arg(), make_part<false, false>(transpose_node<G>(std::move(g), inverse, r)));
+    }
+  }
+
+  template <class A, int N, class E, bool L, bool S>
+  auto back_node(const reshape_node<A, N>& e, const part<E, L, S>& adj) {
+    if constexpr (!differentiable_v<value_type_t<A>>) return none{};
+    else return back(e.arg(), make_part<false, false>(reshape_like(conform(adj, e), e.arg())));
+  }
+  template <class G, class Like, class E, bool L, bool S>
+  auto back_node(const reshape_like_node<G, Like>& e, const part<E, L, S>& adj) {
+    if constexpr (!differentiable_v<value_type_t<G>>) return none{};
+    else return back(e.arg(), make_part<false, false>(reshape_like(conform(adj, e), e.arg())));
+  }
+  template <class A, class E, bool L, bool S>
+  auto back_node(const specify_node<A>& e, const part<E, L, S>& adj) {
+    return back(e.arg(), adj);
+  }
+
+  // ------------------------------------------------------------ a gradient's own nodes (second derivatives)
+
+  /// sum_to is linear: its operand's adjoint is the adjoint, broadcast back
+  /// (both larger and smaller than the operand, as far as types know).
+  template <class G, class Like, class E, bool L, bool S>
+  auto back_node(const sum_to_node<G, Like>& e, const part<E, L, S>& adj) {
+    return back(e.arg(), make_part<true, true>(adj.e));
+  }
+  /// Below a closed gate nothing is the target's: the walk goes on (the
+  /// types must agree) muted, and its result is closed by the same gate.
+  template <class C, class P>
+  auto back_node(const gate_node<C>& e, const P& adj) {
+    const bool was = muted_;
+    muted_ = muted_ || !e.on();
+    auto r = back(e.arg(), adj);
+    muted_ = was;
+    if constexpr (is_part_v<decltype(r)>) return gate_part(std::move(r), e.on());
+    else return r;
+  }
+  template <class E, bool L, bool S>
+  static auto gate_part(part<E, L, S> p, bool on) {
+    return make_part<L, S>(gate(std::move(p.e), on));
+  }
+
+  // ------------------------------------------------------------ no gradient through these (yet)
+
+  template <class A, int N, class P>
+  auto back_node(const view_node<A, N>& e, const P&) {
+    refuse_inside(e, "a view");
+    return none{};
+  }
+  template <class A, class P>
+  auto back_node(const diagonal_node<A>& e, const P&) {
+    refuse_inside(e, "a diagonal");
+    return none{};
+  }
+  template <class A, class I, int N, class P>
+  auto back_node(const take_node<A, I, N>& e, const P&) {
+    refuse_inside(e, "take");
+    return none{};
+  }
+  template <int N, class... A, class P>
+  auto back_node(const join_node<N, A...>& e, const P&) {
+    refuse_inside(e, "a join (concatenate, stack, roll, pad)");
+    return none{};
+  }
+
+  /// The target below a node grad cannot differentiate: a clear error (a
+  /// leaf of the target's type that is another variable is fine).
+  template <class X>
+  void refuse_inside(const X& e, const std::string& what) const {
+    if (muted_) return;
+    bool inside = false;
+    visit_leaves(e, [&](const auto& leaf) {
+      if constexpr (std::is_same_v<std::remove_cvref_t<decltype(leaf)>, W>)
+        inside = inside || value_key(leaf) == target_key_;
+    });
+    if (inside)
+      throw value_error("fusor::grad: " + target_text_ + " is read through " + what + " in " + e.str() +
+                        ", which fusor::grad does not differentiate");
+  }
+
+  static none sum_all() { return {}; }
+  template <class P0, class... P>
+  static auto sum_all(P0 p0, P... rest) {
+    if constexpr (sizeof...(P) == 0) return p0;
+    else return add(std::move(p0), sum_all(std::move(rest)...));
+  }
+
+  std::vector<std::uint64_t> target_key_;
+  std::string target_text_;
+  const std::vector<std::vector<std::uint64_t>>& cut_keys_;
+  bool found_ = false;
+  bool muted_ = false;
+};
+
+/// The leaf type of a target: a shared variable's leaf, or an input.
+template <class T>
+auto target_leaf(const T& t) {
+  if constexpr (is_shared_v<T>) return shared_leaf<typename T::value_type>(t);
+  else return t;
+}
+
+/// The first occurrence of each cut type in `cost` (pre-order): the
+/// representatives the walks continue from.
+template <class Cost, class... S>
+std::tuple<const S*...> representatives(const Cost& cost, tlist<S...>) {
+  std::tuple<const S*...> reps{};
+  visit_nodes(cost, [&](const auto& node) {
+    using N = std::remove_cvref_t<decltype(node)>;
+    if constexpr ((std::is_same_v<N, S> || ... || false)) {
+      auto& slot = std::get<const N*>(reps);
+      if (!slot) slot = &node;
+    }
+  });
+  return reps;
+}
+
+template <class P0>
+auto sum_parts(P0 p0) {
+  return p0;
+}
+template <class P0, class P1, class... P>
+auto sum_parts(P0 p0, P1 p1, P... rest) {
+  return sum_parts(add(std::move(p0), std::move(p1)), std::move(rest)...);
+}
+
+/// The adjoint of cut point I, summed over its occurrences equal to its
+/// representative: from the cost, and from the walks below every cut before
+/// it (a cut containing it comes first), whose adjoints `before` holds.
+template <std::size_t I, class Cuts, class Cost, class Reps, class Seed, class Before>
+auto cut_adjoint(const Cost& cost, const Reps& reps, const Seed& seed, const Before& before,
+                 const std::vector<std::vector<std::uint64_t>>& keys) {
+  using S = std::remove_cvref_t<decltype(*std::get<I>(reps))>;
+  walker<S, true, Cuts> walk(*std::get<I>(reps), keys);
+  auto from_cost = walk.back(cost, seed);
+  return [&]<std::size_t... K>(std::index_sequence<K...>) {
+    return sum_parts(std::move(from_cost), walk.back_from(*std::get<K>(reps), std::get<K>(before))...);
+  }(std::make_index_sequence<I>{});
+}
+
+template <class Cuts, std::size_t I, class Cost, class Reps, class Seed, class Before>
+auto cut_adjoints(const Cost& cost, const Reps& reps, const Seed& seed, Before before,
+                  const std::vector<std::vector<std::uint64_t>>& keys) {
+  if constexpr (I == Cuts::size) {
+    return before;
+  } else {
+    auto adj = cut_adjoint<I, Cuts>(cost, reps, seed, before, keys);
+    return cut_adjoints<Cuts, I + 1>(cost, reps, seed, std::tuple_cat(std::move(before), std::make_tuple(std::move(adj))),
+                                     keys);
+  }
+}
+
+template <class Cost, class Target>
+auto grad_of(const Cost& cost, const Target& target) {
+  using W = decltype(target_leaf(target));
+  using T = value_type_t<W>;
+  using C = value_type_t<Cost>;
+  static_assert(differentiable_v<T>,
+                "FUSOR_GRAD_INTEGER_TARGET: fusor::grad differentiates with respect to float or double variables "
+                "and inputs only");
+  static_assert(differentiable_v<C>, "FUSOR_GRAD_INTEGER_COST: fusor::grad needs a float or double cost");
+  static_assert(Cost::rank == 0,
+                "FUSOR_GRAD_NONSCALAR_COST: fusor::grad needs a rank-0 cost (reduce it: sum(e), mean(e))");
+  static_assert(reaches_v<Cost, W>, "FUSOR_GRAD_DISCONNECTED: no leaf of the target's type occurs in the cost");
+  using Cuts = typename cuts_of<Cost, W>::type;
+  const W leaf = target_leaf(target);
+  const auto reps = representatives(cost, Cuts{});
+  std::vector<std::vector<std::uint64_t>> keys;
+  std::apply([&](const auto*... r) { (keys.push_back(value_key(*r)), ...); }, reps);
+  // The seed: d cost / d cost = 1, as a rank-0 value of the cost's dtype
+  // (not a weak number: derivatives keep the cost's dtype).
+  const auto seed = make_part<false, false>(cast<C>(constant<C>(C(1))));
+  const auto adjoints = cut_adjoints<Cuts, 0>(cost, reps, seed, std::tuple<>{}, keys);
+  constexpr bool gated = occurrences<Cost, W>::value > 1 || Cuts::size > 0;
+  walker<W, gated, Cuts> walk(leaf, keys);
+  auto from_cost = walk.back(cost, seed);
+  auto total = [&]<std::size_t... K>(std::index_sequence<K...>) {
+    return sum_parts(std::move(from_cost), walk.back_from(*std::get<K>(reps), std::get<K>(adjoints))...);
+  }(std::make_index_sequence<Cuts::size>{});
+  if (!walk.found())
+    throw value_error("fusor::grad: " + leaf.str() + " does not appear in the cost " + cost.str() +
+                      " (or only through stop_gradient, an integer or a comparison): its gradient is not defined");
+  if constexpr (is_part_v<decltype(total)>) {
+    return as_dtype<T>(conform(total, leaf));
+  } else {
+    static_assert(is_part_v<decltype(total)>,
+                  "FUSOR_GRAD_DISCONNECTED: the target reaches the cost only through operations without a gradient");
+  }
+}
+
+}  // namespace detail::ad
+
+/// The gradient of a rank-0 `cost` with respect to a shared variable or a
+/// symbolic input `w`: an expression of w's shape and dtype. With several
+/// targets, a tuple in their order: `auto [gw, gb] = fusor::grad(cost, w, b);`.
+///
+/// A target that does not appear in the cost (Theano's disconnected input)
+/// is a fusor::value_error when grad is called; a cost that is not rank 0, an
+/// integer cost or an integer target does not compile.
+template <class Cost, class... Targets>
+  requires(std::derived_from<std::remove_cvref_t<Cost>, expression_base> && sizeof...(Targets) >= 1)
+[[nodiscard]] auto grad(const Cost& cost, const Targets&... targets) {
+  if constexpr (sizeof...(Targets) == 1) return detail::ad::grad_of(cost, targets...);
+  else return std::make_tuple(detail::ad::grad_of(cost, targets)...);
+}
+
+}  // namespace fusor

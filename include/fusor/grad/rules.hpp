@@ -1,0 +1,144 @@
+// fusor/grad/rules.hpp — the local derivatives of the elementwise functors:
+// for an adjoint g of a node e = F(x, y, ...), the contribution to operand K
+// (before broadcasting is summed back: see grad/parts.hpp).
+//
+// Each rule is written over the node's own operands and the node itself, so
+// that a derivative reuses the forward expression's nodes (exp's derivative is
+// g * e: the exponential is computed once per call, for the cost and for the
+// gradient alike). Subgradients where a function is not differentiable:
+//   abs'(0) = 0; maximum / minimum / fmax / fmin send the gradient to the
+//   operand they return (the first on a tie); clip sends it to x inside
+//   [lo, hi] (ties included) and to the bound it returns outside; where sends
+//   it to the branch it takes; the condition, comparisons, integer and bool
+//   results, generators and random draws get none.
+#pragma once
+
+#include <cstddef>
+#include <tuple>
+#include <type_traits>
+
+#include "fusor/expr/elementwise.hpp"
+#include "fusor/expr/generate.hpp"
+#include "fusor/grad/parts.hpp"
+
+namespace fusor::detail::ad {
+
+/// Rule<F>::has: whether F has a derivative rule; partial<K>(g, e, args...)
+/// the contribution to operand K (args already of the type F computes in).
+/// `has_operand<K>` false: operand K gets no gradient (a condition, an index).
+template <class F>
+struct rule {
+  static constexpr bool has = false;
+};
+
+#define FUSOR_GRAD_UNARY(F, EXPR)                                       \
+  template <>                                                           \
+  struct rule<fn::F> {                                                  \
+    static constexpr bool has = true;                                   \
+    template <std::size_t K>                                            \
+    static constexpr bool has_operand = true;                           \
+    template <std::size_t K, class G, class E, class X>                 \
+    static auto partial(const G& g, const E& e, const X& x) {           \
+      (void)e;                                                          \
+      (void)x;                                                          \
+      return EXPR;                                                      \
+    }                                                                   \
+  };
+
+FUSOR_GRAD_UNARY(negate, -g)
+FUSOR_GRAD_UNARY(absolute, where(x > 0, g, where(x < 0, -g, 0)))
+FUSOR_GRAD_UNARY(sqrt_op, g / (e + e))
+FUSOR_GRAD_UNARY(exp_op, g * e)
+FUSOR_GRAD_UNARY(expm1_op, g * (e + 1))
+FUSOR_GRAD_UNARY(log_op, g / x)
+FUSOR_GRAD_UNARY(log1p_op, g / (x + 1))
+FUSOR_GRAD_UNARY(sin_op, g * cos(x))
+FUSOR_GRAD_UNARY(cos_op, -(g * sin(x)))
+FUSOR_GRAD_UNARY(tan_op, g * (e * e + 1))
+FUSOR_GRAD_UNARY(tanh_op, g * (1 - e * e))
+FUSOR_GRAD_UNARY(sigmoid, g * (e * (1 - e)))
+FUSOR_GRAD_UNARY(softplus, g * sigmoid(x))
+#undef FUSOR_GRAD_UNARY
+
+/// Operands that get no gradient however they are used.
+template <>
+struct rule<fn::stop_gradient> {
+  static constexpr bool has = true;
+  template <std::size_t K>
+  static constexpr bool has_operand = false;
+};
+template <>
+struct rule<fn::fill_like> {  // full_like(x, v): x gives the shape only
+  static constexpr bool has = true;
+  template <std::size_t K>
+  static constexpr bool has_operand = false;
+};
+
+#define FUSOR_GRAD_BINARY(F, EXPR0, EXPR1)                              \
+  template <>                                                           \
+  struct rule<fn::F> {                                                  \
+    static constexpr bool has = true;                                   \
+    template <std::size_t K>                                            \
+    static constexpr bool has_operand = true;                           \
+    template <std::size_t K, class G, class E, class X, class Y>        \
+    static auto partial(const G& g, const E& e, const X& x, const Y& y) { \
+      (void)e;                                                          \
+      (void)x;                                                          \
+      (void)y;                                                          \
+      if constexpr (K == 0) return EXPR0;                               \
+      else return EXPR1;                                                \
+    }                                                                   \
+  };
+
+FUSOR_GRAD_BINARY(plus, g, g)
+FUSOR_GRAD_BINARY(minus, g, -g)
+FUSOR_GRAD_BINARY(multiplies, g * y, g * x)
+FUSOR_GRAD_BINARY(divides, g / y, -(g * e) / y)
+// The operand the selection returns gets the gradient (the first on a tie).
+FUSOR_GRAD_BINARY(maximum, where(x < y, 0, g), where(x < y, g, 0))
+FUSOR_GRAD_BINARY(fmax, where(x < y, 0, g), where(x < y, g, 0))
+FUSOR_GRAD_BINARY(minimum, where(y < x, 0, g), where(y < x, g, 0))
+FUSOR_GRAD_BINARY(fmin, where(y < x, 0, g), where(y < x, g, 0))
+// d/dy x^y = x^y log x, taken as 0 where x^y is 0 (0^y for y > 0).
+FUSOR_GRAD_BINARY(power, g * y * pow(x, y - 1), where(e == 0, 0, g * e * log(x)))
+#undef FUSOR_GRAD_BINARY
+
+/// broadcast_to(x, shape): x's adjoint is g summed back (the caller's sum_to).
+template <>
+struct rule<fn::broadcast_first> {
+  static constexpr bool has = true;
+  template <std::size_t K>
+  static constexpr bool has_operand = K == 0;
+  template <std::size_t K, class G, class E, class X, class I>
+  static auto partial(const G& g, const E&, const X&, const I&) {
+    return g;
+  }
+};
+
+template <>
+struct rule<fn::where> {
+  static constexpr bool has = true;
+  template <std::size_t K>
+  static constexpr bool has_operand = K != 0;  // the condition gets none
+  template <std::size_t K, class G, class E, class C, class A, class B>
+  static auto partial(const G& g, const E&, const C& c, const A&, const B&) {
+    if constexpr (K == 1) return where(c, g, 0);
+    else return where(c, 0, g);
+  }
+};
+
+/// clip(x, lo, hi) = minimum(maximum(x, lo), hi).
+template <>
+struct rule<fn::clip> {
+  static constexpr bool has = true;
+  template <std::size_t K>
+  static constexpr bool has_operand = true;
+  template <std::size_t K, class G, class E, class X, class L, class H>
+  static auto partial(const G& g, const E&, const X& x, const L& lo, const H& hi) {
+    if constexpr (K == 0) return where(logical_or(x < lo, hi < x), 0, g);
+    else if constexpr (K == 1) return where(logical_and(x < lo, lo <= hi), g, 0);
+    else return where(hi < maximum(x, lo), g, 0);
+  }
+};
+
+}  // namespace fusor::detail::ad

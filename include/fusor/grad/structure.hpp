@@ -1,0 +1,236 @@
+// fusor/grad/structure.hpp — what reverse mode knows from an expression's
+// type alone: each node's operand types, how often a type occurs in the tree,
+// and which sub-expression types occur more than once (where the walk must
+// meet once, not once per occurrence).
+//
+// An expression is a tree of types; a sub-expression used twice (p in
+// -y * log(p) - (1 - y) * log(1 - p)) is two equal sub-trees. Walking the
+// tree back from the cost would push two adjoints separately through p and
+// everything below it — two backward dots where one is enough. So the types
+// that occur more than once and hold work worth sharing (a dot, a reduction,
+// a reshape) are cut points: their adjoint is summed over their occurrences
+// first, and the walk continues below them once. Equal types need not be
+// equal values (sum(W1 * W1) + sum(W2 * W2)); that is checked when grad is
+// called.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <tuple>
+#include <type_traits>
+
+#include "fusor/expr/dot.hpp"
+#include "fusor/expr/elementwise.hpp"
+#include "fusor/expr/generate.hpp"
+#include "fusor/expr/join.hpp"
+#include "fusor/expr/leaves.hpp"
+#include "fusor/expr/reduction.hpp"
+#include "fusor/expr/shape_like.hpp"
+#include "fusor/expr/shape_ops.hpp"
+#include "fusor/expr/take.hpp"
+#include "fusor/expr/view.hpp"
+
+namespace fusor::detail::ad {
+
+template <class... T>
+struct tlist {
+  static constexpr std::size_t size = sizeof...(T);
+};
+
+/// The operand types of a node (the shape-only operands of sum_to,
+/// reshape_like and size_ratio are not operands: no gradient flows to them).
+template <class X>
+struct children_of {
+  using type = tlist<>;  // leaves
+};
+template <class F, class R, class C, class... A>
+struct children_of<map_node<F, R, C, A...>> {
+  using type = tlist<A...>;
+};
+template <element T, class A>
+struct children_of<cast_node<T, A>> {
+  using type = tlist<A>;
+};
+template <class Op, class A, int R>
+struct children_of<reduce_node<Op, A, R>> {
+  using type = tlist<A>;
+};
+template <class A, class B>
+struct children_of<dot_node<A, B>> {
+  using type = tlist<A, B>;
+};
+template <class A>
+struct children_of<transpose_node<A>> {
+  using type = tlist<A>;
+};
+template <class A, int N>
+struct children_of<reshape_node<A, N>> {
+  using type = tlist<A>;
+};
+template <class A, int N>
+struct children_of<view_node<A, N>> {
+  using type = tlist<A>;
+};
+template <class A>
+struct children_of<diagonal_node<A>> {
+  using type = tlist<A>;
+};
+template <class A>
+struct children_of<specify_node<A>> {
+  using type = tlist<A>;
+};
+template <class A, class I, int N>
+struct children_of<take_node<A, I, N>> {
+  using type = tlist<A, I>;
+};
+template <int N, class... A>
+struct children_of<join_node<N, A...>> {
+  using type = tlist<A...>;
+};
+template <class G, class L>
+struct children_of<sum_to_node<G, L>> {
+  using type = tlist<G>;
+};
+template <class G, class L>
+struct children_of<reshape_like_node<G, L>> {
+  using type = tlist<G>;
+};
+template <class C>
+struct children_of<gate_node<C>> {
+  using type = tlist<C>;
+};
+
+/// How many times type W occurs in the tree of X (X itself included).
+template <class X, class W, class Children = typename children_of<X>::type>
+struct occurrences;
+template <class X, class W, class... C>
+struct occurrences<X, W, tlist<C...>>
+    : std::integral_constant<int, (std::is_same_v<X, W> ? 1 : 0) + (occurrences<C, W>::value + ... + 0)> {};
+
+template <class X, class W>
+inline constexpr bool reaches_v = occurrences<X, W>::value > 0;
+
+/// The number of nodes of X's tree.
+template <class X, class Children = typename children_of<X>::type>
+struct tree_size;
+template <class X, class... C>
+struct tree_size<X, tlist<C...>> : std::integral_constant<std::size_t, 1 + (tree_size<C>::value + ... + 0)> {};
+
+/// Whether X's tree holds work worth sharing between occurrences: anything
+/// but elementwise nodes and leaves (which a fused kernel recomputes for free).
+template <class X>
+struct heavy;
+template <class X, class Children = typename children_of<X>::type>
+struct any_heavy;
+template <class X, class... C>
+struct any_heavy<X, tlist<C...>> : std::bool_constant<(heavy<C>::value || ...)> {};
+template <class X>
+struct heavy : std::bool_constant<!std::is_same_v<typename children_of<X>::type, tlist<>>> {};  // not a leaf
+template <class F, class R, class C, class... A>
+struct heavy<map_node<F, R, C, A...>> : any_heavy<map_node<F, R, C, A...>> {};
+template <element T, class A>
+struct heavy<cast_node<T, A>> : heavy<A> {};
+template <class C>
+struct heavy<gate_node<C>> : heavy<C> {};
+
+/// Every node type of X's tree, in pre-order, with repeats.
+template <class... L>
+struct concat_lists;
+template <>
+struct concat_lists<> {
+  using type = tlist<>;
+};
+template <class... A>
+struct concat_lists<tlist<A...>> {
+  using type = tlist<A...>;
+};
+template <class... A, class... B, class... Rest>
+struct concat_lists<tlist<A...>, tlist<B...>, Rest...> : concat_lists<tlist<A..., B...>, Rest...> {};
+
+template <class X, class Children = typename children_of<X>::type>
+struct flatten;
+template <class X, class... C>
+struct flatten<X, tlist<C...>> {
+  using type = typename concat_lists<tlist<X>, typename flatten<C>::type...>::type;
+};
+
+/// The cut points of a walk from Cost towards W: types that occur more than
+/// once in Cost, lie on a path to W (but are not W), and are heavy; each
+/// listed once, a type before every type inside it (larger trees first).
+template <class Cost, class W, class All = typename flatten<Cost>::type>
+struct cuts_of;
+template <class Cost, class W, class... X>
+struct cuts_of<Cost, W, tlist<X...>> {
+  static constexpr std::size_t n = sizeof...(X);
+
+  /// A number per distinct type of the list: the position of its first occurrence.
+  template <class T>
+  static constexpr std::size_t type_id() {
+    constexpr bool match[] = {std::is_same_v<T, X>...};
+    for (std::size_t i = 0; i < n; ++i)
+      if (match[i]) return i;
+    return n;
+  }
+  static constexpr std::array<std::size_t, n> ids{type_id<X>()...};
+
+  /// Selected positions of the pre-order list, larger trees first; the count last.
+  static constexpr std::array<std::size_t, n + 1> order = [] {
+    constexpr std::array<bool, n> worth{(heavy<X>::value && reaches_v<X, W> && !std::is_same_v<X, W>)...};
+    constexpr std::array<std::size_t, n> sizes{tree_size<X>::value...};
+    std::array<std::size_t, n + 1> out{};
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (ids[i] != i || !worth[i]) continue;  // a repeat, or nothing to share
+      std::size_t count = 0;
+      for (std::size_t j = 0; j < n; ++j) count += ids[j] == i;
+      if (count > 1) out[k++] = i;
+    }
+    // stable insertion sort, larger trees first: a type comes before those inside it
+    for (std::size_t i = 1; i < k; ++i)
+      for (std::size_t j = i; j > 0 && sizes[out[j]] > sizes[out[j - 1]]; --j) {
+        const std::size_t t = out[j];
+        out[j] = out[j - 1];
+        out[j - 1] = t;
+      }
+    out[n] = k;
+    return out;
+  }();
+  static constexpr std::size_t count = order[n];
+
+  template <std::size_t... K>
+  static auto list(std::index_sequence<K...>) -> tlist<std::tuple_element_t<order[K], std::tuple<X...>>...>;
+  using type = decltype(list(std::make_index_sequence<count>{}));
+};
+
+/// Calls f(node) for every node of e's tree, in pre-order (the shape-only
+/// operands of sum_to, reshape_like and size_ratio are not visited).
+template <class X, class F>
+void visit_nodes(const X& e, F&& f) {
+  f(e);
+  if constexpr (requires { e.args(); }) {
+    std::apply([&](const auto&... a) { (visit_nodes(a, f), ...); }, e.args());
+  } else if constexpr (requires { e.lhs(); }) {
+    visit_nodes(e.lhs(), f);
+    visit_nodes(e.rhs(), f);
+  } else if constexpr (requires { e.indices(); }) {
+    visit_nodes(e.arg(), f);
+    visit_nodes(e.indices(), f);
+  } else if constexpr (requires { e.arg(); }) {
+    visit_nodes(e.arg(), f);
+  }
+}
+
+/// The index of T in a tlist, or -1.
+template <class T, class List>
+struct index_in;
+template <class T, class... L>
+struct index_in<T, tlist<L...>> {
+  static constexpr int value = [] {
+    constexpr bool match[] = {std::is_same_v<T, L>..., false};
+    for (std::size_t i = 0; i < sizeof...(L); ++i)
+      if (match[i]) return static_cast<int>(i);
+    return -1;
+  }();
+};
+
+}  // namespace fusor::detail::ad
