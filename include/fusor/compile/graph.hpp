@@ -48,9 +48,10 @@ namespace fusor {
 /// constructors' leaf; it reads no memory).
 /// `size_ratio`: a rank-0 number from two nodes' shapes (`shape_of`).
 /// `gate`: its one child, or (no child) a rank-0 zero.
+/// `zeros_of`: zeros of another node's shape (`shape_of`); it reads nothing.
 enum class node_kind : std::uint8_t {
   input, shared, constant, map, cast, reduce, dot, transpose, reshape, given, view, iota, diagonal, join, take,
-  specify, size_ratio, gate
+  specify, size_ratio, gate, zeros_of
 };
 
 /// What a reduction computes (the run-time name of red::*).
@@ -608,6 +609,13 @@ class graph_builder {
     n.shape_of = {add(e.numerator()), add(e.denominator())};
     key.push_back(static_cast<std::uint64_t>(n.shape_of[0]));
     key.push_back(static_cast<std::uint64_t>(n.shape_of[1]));
+  }
+  template <element T, class L>
+  void describe(const zeros_of_node<T, L>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+    n.kind = node_kind::zeros_of;
+    n.elementwise = true;
+    n.shape_of[0] = add(e.like());
+    key.push_back(static_cast<std::uint64_t>(n.shape_of[0]));
   }
   template <class C>
   void describe(const gate_node<C>& e, graph_node& n, std::vector<std::uint64_t>& key) {

@@ -50,7 +50,8 @@ void for_each_group_leaf(const graph& g, int node, F&& f) {
   const graph_node& n = g[node];
   if (n.kind == node_kind::map || n.kind == node_kind::cast || n.kind == node_kind::gate) {
     for (int k = 0; k < n.arity; ++k) for_each_group_leaf(g, n.child[static_cast<std::size_t>(k)], f);
-  } else if (n.kind != node_kind::constant && n.kind != node_kind::iota && n.kind != node_kind::size_ratio) {
+  } else if (n.kind != node_kind::constant && n.kind != node_kind::iota && n.kind != node_kind::size_ratio &&
+             n.kind != node_kind::zeros_of) {
     f(node);
   }
 }
@@ -721,7 +722,7 @@ class planner {
 
   static bool fused(node_kind k) noexcept {
     return k == node_kind::map || k == node_kind::cast || k == node_kind::constant || k == node_kind::iota ||
-           k == node_kind::size_ratio || k == node_kind::gate;
+           k == node_kind::size_ratio || k == node_kind::gate || k == node_kind::zeros_of;
   }
 
   void ensure_copy(int node) {

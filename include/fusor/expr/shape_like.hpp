@@ -7,6 +7,7 @@
 //                          like is larger: a value of like's shape
 //   reshape_like(g, like)  g reshaped to like's shape
 //   size_ratio<T>(a, b)    elements of a / elements of b, as T (1/n of a mean)
+//   zeros_of<T>(like)      zeros of like's shape, read from no memory
 //   gate(c, on)            c, or a rank-0 zero that reads nothing (decided
 //                          when the expression is built)
 //
@@ -77,6 +78,22 @@ class size_ratio_node : public expression_base {
   Den den_;
 };
 
+/// Zeros of like's shape that read nothing (like is never computed): what
+/// broadcasts a gradient's adjoint to the shape of the node it came through.
+template <element T, class Like>
+class zeros_of_node : public expression_base {
+ public:
+  using value_type = T;
+  static constexpr int rank = Like::rank;
+
+  explicit zeros_of_node(Like like) : like_(std::move(like)) {}
+  const Like& like() const noexcept { return like_; }
+  std::string str() const { return "zeros(shape(" + like_.str() + "))"; }
+
+ private:
+  Like like_;
+};
+
 /// c when `on`, else a rank-0 zero of c's dtype that reads nothing: a
 /// gradient's contribution through one leaf of the target's C++ type, kept
 /// when that leaf is the target. The type is the same either way.
@@ -113,6 +130,11 @@ template <element T, class N, class D>
 [[nodiscard]] auto size_ratio(N&& num, D&& den) {
   return size_ratio_node<T, as_expression_t<N>, as_expression_t<D>>(as_expression(std::forward<N>(num)),
                                                                     as_expression(std::forward<D>(den)));
+}
+template <element T, class L>
+  requires(operand<L>)
+[[nodiscard]] auto zeros_of(L&& like) {
+  return zeros_of_node<T, as_expression_t<L>>(as_expression(std::forward<L>(like)));
 }
 template <class C>
 [[nodiscard]] auto gate(C&& c, bool on) {

@@ -94,6 +94,10 @@ template <element T, class N, class D, class... S>
 size_ratio_node<T, N, D> substitute(const size_ratio_node<T, N, D>& e, const std::tuple<S...>& swaps);
 template <class C, class... S>
 gate_node<C> substitute(const gate_node<C>& e, const std::tuple<S...>& swaps);
+template <element T, class L, class... S>
+zeros_of_node<T, L> substitute(const zeros_of_node<T, L>& e, const std::tuple<S...>& swaps) {
+  return zeros_of_node<T, L>(substitute(e.like(), swaps));
+}
 
 template <class T, int N, class... S>
 input<T, N> substitute(const input<T, N>& e, const std::tuple<S...>&) {

@@ -94,6 +94,10 @@ void visit_leaves(const size_ratio_node<T, N, D>& e, F&& f) {
   visit_leaves(e.numerator(), f);
   visit_leaves(e.denominator(), f);
 }
+template <class F, element T, class L>
+void visit_leaves(const zeros_of_node<T, L>& e, F&& f) {
+  visit_leaves(e.like(), f);
+}
 template <class F, class C>
 void visit_leaves(const gate_node<C>& e, F&& f) {
   if (e.on()) visit_leaves(e.arg(), f);

@@ -149,10 +149,20 @@ class walker {
                   !rule<F>::template has_operand<K>) {
       return none{};
     } else {
+      constexpr bool fills = fills_map<K, A...>();
+      // An adjoint that may be smaller than this node, met where operand K
+      // may be broadcast: read at the node's shape first (it is the node's
+      // shape, broadcasting included, that is summed back below).
+      auto g = [&] {
+        if constexpr (S && !fills)
+          return map_node<fn::broadcast_first, R, type_list<R, R>, E, zeros_of_node<R, map_node<F, R, type_list<C...>, A...>>>(
+              adj.e, zeros_of<R>(e));
+        else return adj.e;
+      }();
       auto local = std::apply(
-          [&](const auto&... a) { return rule<F>::template partial<K>(adj.e, e, as_dtype<C>(a)...); }, e.args());
-      constexpr bool larger = L || !fills_map<K, A...>();
-      return back(std::get<K>(e.args()), make_part<larger, S>(as_dtype<value_type_t<AK>>(std::move(local))));
+          [&](const auto&... a) { return rule<F>::template partial<K>(g, e, as_dtype<C>(a)...); }, e.args());
+      return back(std::get<K>(e.args()),
+                  make_part<L || !fills, S && fills>(as_dtype<value_type_t<AK>>(std::move(local))));
     }
   }
 

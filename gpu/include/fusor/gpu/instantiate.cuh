@@ -153,6 +153,10 @@ struct kernels_of<size_ratio_node<T, N, D>> {
     cuda::walk<D>();
   }
 };
+template <element T, class L>
+struct kernels_of<zeros_of_node<T, L>> {
+  static void walk() { cuda::walk<L>(); }
+};
 template <class C>
 struct kernels_of<gate_node<C>> {
   static void walk() { cuda::walk<C>(); }

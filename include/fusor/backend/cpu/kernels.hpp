@@ -81,6 +81,10 @@ template <class C>
 struct evaluator_of<gate_node<C>> {
   using type = gate_eval<typename evaluator_of<C>::type>;
 };
+template <element T, class L>
+struct evaluator_of<zeros_of_node<T, L>> {
+  using type = scalar_leaf<T>;
+};
 template <class X>
 using evaluator_t = typename evaluator_of<X>::type;
 
@@ -114,6 +118,10 @@ struct evaluator_builder {
   template <element T, class N, class D>
   void fill(std::type_identity<size_ratio_node<T, N, D>>, scalar_leaf<T>& l, int node) const {
     l.value = fusor::detail::size_ratio_value<T>(g[node], p.shapes);
+  }
+  template <element T, class L>
+  void fill(std::type_identity<zeros_of_node<T, L>>, scalar_leaf<T>& l, int) const {
+    l.value = T(0);
   }
   template <class C, class Ev>
   void fill(std::type_identity<gate_node<C>>, Ev& ev, int node) const {
