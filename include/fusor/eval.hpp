@@ -287,7 +287,7 @@ void assign_planned(const shared<T>& dest, const Expr& expr, const view_spec* re
 template <class X, class... B>
   requires(expression<as_expression_t<X>>)
 [[nodiscard]] auto eval(X&& x, const B&... bindings) {
-  auto expr = as_expression(std::forward<X>(x));
+  auto expr = stabilize(as_expression(std::forward<X>(x)));  // rewrite/stable.hpp
   using Expr = decltype(expr);
   thread_local detail::evaluation ev;
   ev.probe.clear();
@@ -328,7 +328,7 @@ template <class T, class X, class... B>
   requires(tensor_shareable<T> && expression<as_expression_t<X>>)
 void assign(shared<T>& dest, X&& x, const B&... bindings) {
   using E = element_type_of<T>;
-  auto expr = as_expression(std::forward<X>(x));
+  auto expr = stabilize(as_expression(std::forward<X>(x)));  // rewrite/stable.hpp
   using Expr = decltype(expr);
   using R = value_type_t<Expr>;
   static_assert(rank_of<T> == dynamic_rank || rank_v<Expr> == dynamic_rank || rank_of<T> == rank_v<Expr>,
@@ -366,7 +366,7 @@ template <class T, int N, class X, class... B>
   requires(operand<X>)
 void assign(const view_node<shared_leaf<T>, N>& dest, X&& x, const B&... bindings) {
   using E = element_type_of<T>;
-  auto expr = detail::update_expression<E>(std::forward<X>(x));
+  auto expr = stabilize(detail::update_expression<E>(std::forward<X>(x)));  // rewrite/stable.hpp
   static_assert(std::is_same_v<value_type_t<decltype(expr)>, E>,
                 "FUSOR_UPDATE_DTYPE_MISMATCH: fusor::assign into a view: the expression must have the variable's "
                 "dtype; convert it with fusor::cast<E>(...)");

@@ -14,5 +14,7 @@
 #include "fusor/eval.hpp"
 #include "fusor/compile/function.hpp"
 #include "fusor/random/stream.hpp"
+#include "fusor/expr/softmax.hpp"
+#include "fusor/rewrite/stable.hpp"
 #include "fusor/grad/reverse.hpp"
 #include "fusor/expr/print.hpp"

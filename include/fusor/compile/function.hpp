@@ -248,6 +248,21 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
     requires(sizeof...(O) == 0)
       : function(std::move(ins), outputs_t<>{}, std::move(upds), std::move(givs)) {}
 
+  /// The same, with the expressions as written: fusor's stable rewrites
+  /// (rewrite/stable.hpp) are not applied (to see, or time, the raw graph).
+  function(no_rewrites_t, inputs_t<I...> ins, outputs_t<O...> outs = {}, updates_t<U...> upds = {},
+           givens_t<G...> givs = {})
+      : function(std::move(ins), std::move(outs), std::move(upds), std::move(givs)) {}
+  function(no_rewrites_t, inputs_t<I...> ins, updates_t<U...> upds)
+    requires(sizeof...(O) == 0)
+      : function(std::move(ins), outputs_t<>{}, std::move(upds)) {}
+  function(no_rewrites_t, inputs_t<I...> ins, outputs_t<O...> outs, givens_t<G...> givs)
+    requires(sizeof...(U) == 0)
+      : function(std::move(ins), std::move(outs), updates_t<>{}, std::move(givs)) {}
+  function(no_rewrites_t, inputs_t<I...> ins, updates_t<U...> upds, givens_t<G...> givs)
+    requires(sizeof...(O) == 0)
+      : function(std::move(ins), outputs_t<>{}, std::move(upds), std::move(givs)) {}
+
   function(const function&) = delete;
   function& operator=(const function&) = delete;
   ~function() { drop_graphs(); }
@@ -833,20 +848,41 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
   std::atomic<bool> busy_{false};
 };
 
+// Deduction: a function holds its expressions after fusor's stable rewrites
+// (rewrite/stable.hpp); with fusor::no_rewrites first, as written.
 template <class... I, class... O, class... U>
-function(inputs_t<I...>, outputs_t<O...>, updates_t<U...>) -> function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>>;
+function(inputs_t<I...>, outputs_t<O...>, updates_t<U...>)
+    -> function<inputs_t<I...>, outputs_t<detail::stable_spec_t<O>...>, updates_t<detail::stable_spec_t<U>...>>;
 template <class... I, class... O>
-function(inputs_t<I...>, outputs_t<O...>) -> function<inputs_t<I...>, outputs_t<O...>, updates_t<>>;
+function(inputs_t<I...>, outputs_t<O...>) -> function<inputs_t<I...>, outputs_t<detail::stable_spec_t<O>...>, updates_t<>>;
 template <class... I, class... U>
-function(inputs_t<I...>, updates_t<U...>) -> function<inputs_t<I...>, outputs_t<>, updates_t<U...>>;
+function(inputs_t<I...>, updates_t<U...>) -> function<inputs_t<I...>, outputs_t<>, updates_t<detail::stable_spec_t<U>...>>;
 template <class... I, class... O, class... U, class... G>
 function(inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>)
-    -> function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>;
+    -> function<inputs_t<I...>, outputs_t<detail::stable_spec_t<O>...>, updates_t<detail::stable_spec_t<U>...>,
+                givens_t<detail::stable_spec_t<G>...>>;
 template <class... I, class... O, class... G>
 function(inputs_t<I...>, outputs_t<O...>, givens_t<G...>)
-    -> function<inputs_t<I...>, outputs_t<O...>, updates_t<>, givens_t<G...>>;
+    -> function<inputs_t<I...>, outputs_t<detail::stable_spec_t<O>...>, updates_t<>, givens_t<detail::stable_spec_t<G>...>>;
 template <class... I, class... U, class... G>
 function(inputs_t<I...>, updates_t<U...>, givens_t<G...>)
+    -> function<inputs_t<I...>, outputs_t<>, updates_t<detail::stable_spec_t<U>...>, givens_t<detail::stable_spec_t<G>...>>;
+
+template <class... I, class... O, class... U>
+function(no_rewrites_t, inputs_t<I...>, outputs_t<O...>, updates_t<U...>)
+    -> function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>>;
+template <class... I, class... O>
+function(no_rewrites_t, inputs_t<I...>, outputs_t<O...>) -> function<inputs_t<I...>, outputs_t<O...>, updates_t<>>;
+template <class... I, class... U>
+function(no_rewrites_t, inputs_t<I...>, updates_t<U...>) -> function<inputs_t<I...>, outputs_t<>, updates_t<U...>>;
+template <class... I, class... O, class... U, class... G>
+function(no_rewrites_t, inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>)
+    -> function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>;
+template <class... I, class... O, class... G>
+function(no_rewrites_t, inputs_t<I...>, outputs_t<O...>, givens_t<G...>)
+    -> function<inputs_t<I...>, outputs_t<O...>, updates_t<>, givens_t<G...>>;
+template <class... I, class... U, class... G>
+function(no_rewrites_t, inputs_t<I...>, updates_t<U...>, givens_t<G...>)
     -> function<inputs_t<I...>, outputs_t<>, updates_t<U...>, givens_t<G...>>;
 
 }  // namespace fusor

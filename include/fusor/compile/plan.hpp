@@ -269,6 +269,18 @@ inline const char* kind_name(step_kind k) noexcept {
   return "?";
 }
 
+/// The view an update of a view writes, as the expression prints it ("u[1:-1, 1:-1]").
+inline std::string region_text(const graph& g, const graph_update& u) {
+  const auto& var = g.shared[static_cast<std::size_t>(u.variable)];
+  const std::string name = var.record->name();
+  return (name.empty() ? "<shared#" + std::to_string(var.id) + ">" : name) + "[" + u.region.str() + "]";
+}
+
+inline std::string update_label(const graph& g, int k) {
+  const graph_update& u = g.updates[static_cast<std::size_t>(k)];
+  return "update " + (u.partial ? region_text(g, u) : g.shared[static_cast<std::size_t>(u.variable)].describe());
+}
+
 inline std::string slot_name(const plan& p, const graph& g, int s) {
   if (s < 0) return "-";
   const auto& slot = p.slots[static_cast<std::size_t>(s)];
@@ -323,6 +335,11 @@ inline std::string plan::str(const graph& g) const {
            updates[k].why + "\n";
   for (std::size_t k = 0; k < outputs.size(); ++k)
     if (g.outputs[k].candidate) out += "  output " + std::to_string(k) + ": " + outputs[k].why + "\n";
+  // What each output and update computes, as planned (after the stable rewrites).
+  for (std::size_t k = 0; k < g.outputs.size(); ++k)
+    out += "  output " + std::to_string(k) + " = " + g[g.outputs[k].node].text + "\n";
+  for (std::size_t k = 0; k < g.updates.size(); ++k)
+    out += "  " + detail::update_label(g, static_cast<int>(k)) + " = " + g[g.updates[k].node].text + "\n";
   return out;
 }
 

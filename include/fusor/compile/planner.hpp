@@ -56,18 +56,6 @@ void for_each_group_leaf(const graph& g, int node, F&& f) {
   }
 }
 
-/// The view an update of a view writes, as the expression prints it ("u[1:-1, 1:-1]").
-inline std::string region_text(const graph& g, const graph_update& u) {
-  const auto& var = g.shared[static_cast<std::size_t>(u.variable)];
-  const std::string name = var.record->name();
-  return (name.empty() ? "<shared#" + std::to_string(var.id) + ">" : name) + "[" + u.region.str() + "]";
-}
-
-inline std::string update_label(const graph& g, int k) {
-  const graph_update& u = g.updates[static_cast<std::size_t>(k)];
-  return "update " + (u.partial ? region_text(g, u) : g.shared[static_cast<std::size_t>(u.variable)].describe());
-}
-
 /// Whether a value of shape `from` broadcasts to `to` (NumPy's rule, `to` fixed).
 inline bool broadcasts_to(const dims& from, const dims& to) {
   if (from.rank() > to.rank()) return false;

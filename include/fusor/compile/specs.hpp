@@ -14,6 +14,7 @@
 #include "fusor/expr/leaves.hpp"
 #include "fusor/expr/view.hpp"
 #include "fusor/expr/visit.hpp"
+#include "fusor/rewrite/stable.hpp"
 
 namespace fusor {
 
@@ -168,13 +169,45 @@ template <class... I>
 struct inputs_t {
   std::tuple<I...> items;
 };
+/// The spec types a function holds after fusor's stable rewrites
+/// (rewrite/stable.hpp): the same spec of the rewritten expression.
+namespace detail {
+template <class S>
+struct stable_spec;
+template <class X, bool B, bool I>
+struct stable_spec<Out<X, B, I>> {
+  using type = Out<stabilized_t<X>, B, I>;
+  static type from(const Out<X, B, I>& o) { return type(stabilize(o.expression)); }
+};
+template <class T, class X>
+struct stable_spec<update_spec<T, X>> {
+  using type = update_spec<T, stabilized_t<X>>;
+  static type from(const update_spec<T, X>& u) { return type{u.variable, stabilize(u.expression), u.region, u.partial}; }
+};
+template <class S>
+using stable_spec_t = typename stable_spec<S>::type;
+}  // namespace detail
+
 template <class... O>
 struct outputs_t {
   std::tuple<O...> items;
+  /// The outputs with fusor's stable rewrites applied (a function's default).
+  template <class... P>
+    requires(sizeof...(P) == sizeof...(O) && (std::is_same_v<P, detail::stable_spec_t<O>> && ...) &&
+             !(std::is_same_v<P, O> && ...))
+  operator outputs_t<P...>() const {  // NOLINT: the conversion a function's deduction asks for
+    return std::apply([](const auto&... o) { return outputs_t<P...>{{detail::stable_spec<O>::from(o)...}}; }, items);
+  }
 };
 template <class... U>
 struct updates_t {
   std::tuple<U...> items;
+  template <class... P>
+    requires(sizeof...(P) == sizeof...(U) && (std::is_same_v<P, detail::stable_spec_t<U>> && ...) &&
+             !(std::is_same_v<P, U> && ...))
+  operator updates_t<P...>() const {  // NOLINT: the conversion a function's deduction asks for
+    return std::apply([](const auto&... u) { return updates_t<P...>{{detail::stable_spec<U>::from(u)...}}; }, items);
+  }
 };
 
 /// A replacement made when the function is built (Theano's `givens`): every
@@ -218,9 +251,23 @@ template <class Target, class Y>
   return given_spec<Target, X>{target, as_expression(std::forward<Y>(replacement))};
 }
 
+namespace detail {
+template <class Target, class X>
+struct stable_spec<given_spec<Target, X>> {
+  using type = given_spec<Target, stabilized_t<X>>;
+  static type from(const given_spec<Target, X>& g) { return type{g.target, stabilize(g.replacement)}; }
+};
+}  // namespace detail
+
 template <class... G>
 struct givens_t {
   std::tuple<G...> items;
+  template <class... P>
+    requires(sizeof...(P) == sizeof...(G) && (std::is_same_v<P, detail::stable_spec_t<G>> && ...) &&
+             !(std::is_same_v<P, G> && ...))
+  operator givens_t<P...>() const {  // NOLINT: the conversion a function's deduction asks for
+    return std::apply([](const auto&... g) { return givens_t<P...>{{detail::stable_spec<G>::from(g)...}}; }, items);
+  }
 };
 
 /// The function's replacements: fusor::given(target, replacement)...

@@ -158,6 +158,9 @@ FUSOR_UNARY_FUNCTOR(tan_op, "tan", { return tan(x); })
 FUSOR_UNARY_FUNCTOR(tanh_op, "tanh", { return tanh(x); })
 // x itself; fusor::grad sends no gradient through it (Theano's zero_grad).
 FUSOR_UNARY_FUNCTOR(stop_gradient, "stop_gradient", { return x; })
+// x itself, as written: fusor's stable rewrites (rewrite/stable.hpp) do not
+// look inside it; its gradient is the identity's.
+FUSOR_UNARY_FUNCTOR(as_written, "as_written", { return x; })
 #undef FUSOR_UNARY_FUNCTOR
 
 struct absolute {

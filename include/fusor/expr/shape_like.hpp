@@ -113,6 +113,8 @@ class gate_node : public expression_base {
   bool on_;
 };
 
+// The builders, used by fusor::grad (grad/); not part of the public names.
+namespace detail {
 template <class G, class L>
   requires(operand<G> && operand<L>)
 [[nodiscard]] auto sum_to(G&& g, L&& like) {
@@ -137,8 +139,10 @@ template <element T, class L>
   return zeros_of_node<T, as_expression_t<L>>(as_expression(std::forward<L>(like)));
 }
 template <class C>
-[[nodiscard]] auto gate(C&& c, bool on) {
+[[nodiscard]] auto gated(C&& c, bool on) {
   return gate_node<as_expression_t<C>>(as_expression(std::forward<C>(c)), on);
 }
+
+}  // namespace detail
 
 }  // namespace fusor

@@ -43,6 +43,7 @@
 #include "fusor/grad/parts.hpp"
 #include "fusor/grad/rules.hpp"
 #include "fusor/grad/structure.hpp"
+#include "fusor/rewrite/stable.hpp"
 #include "fusor/eval.hpp"
 
 namespace fusor {
@@ -333,7 +334,7 @@ class walker {
   }
   template <class E, bool L, bool S>
   static auto gate_part(part<E, L, S> p, bool on) {
-    return make_part<L, S>(gate(std::move(p.e), on));
+    return make_part<L, S>(gated(std::move(p.e), on));
   }
 
   // ------------------------------------------------------------ no gradient through these (yet)
@@ -492,11 +493,21 @@ auto grad_of(const Cost& cost, const Target& target) {
 /// A target that does not appear in the cost (Theano's disconnected input)
 /// is a fusor::value_error when grad is called; a cost that is not rank 0, an
 /// integer cost or an integer target does not compile.
+///
+/// The cost is differentiated after fusor's stable rewrites
+/// (rewrite/stable.hpp): the gradient of log(sigmoid(x)) is that of
+/// -softplus(-x), finite where the naive one is 0 / 0.
+/// `grad(fusor::no_rewrites, cost, w...)` differentiates the cost as written.
+template <class Cost, class... Targets>
+  requires(std::derived_from<std::remove_cvref_t<Cost>, expression_base> && sizeof...(Targets) >= 1)
+[[nodiscard]] auto grad(no_rewrites_t, const Cost& cost, const Targets&... targets) {
+  if constexpr (sizeof...(Targets) == 1) return detail::ad::grad_of(cost, targets...);
+  else return std::make_tuple(detail::ad::grad_of(cost, targets)...);
+}
 template <class Cost, class... Targets>
   requires(std::derived_from<std::remove_cvref_t<Cost>, expression_base> && sizeof...(Targets) >= 1)
 [[nodiscard]] auto grad(const Cost& cost, const Targets&... targets) {
-  if constexpr (sizeof...(Targets) == 1) return detail::ad::grad_of(cost, targets...);
-  else return std::make_tuple(detail::ad::grad_of(cost, targets)...);
+  return grad(no_rewrites, stabilize(cost), targets...);
 }
 
 }  // namespace fusor

@@ -46,6 +46,7 @@ struct rule {
   };
 
 FUSOR_GRAD_UNARY(negate, -g)
+FUSOR_GRAD_UNARY(as_written, g)
 FUSOR_GRAD_UNARY(absolute, where(x > 0, g, where(x < 0, -g, 0)))
 FUSOR_GRAD_UNARY(sqrt_op, g / (e + e))
 FUSOR_GRAD_UNARY(exp_op, g * e)

@@ -1,0 +1,267 @@
+// fusor/rewrite/stable.hpp — numerically stable rewrites, applied to an
+// expression's type before it is planned (PyTensor's stabilization rewrites,
+// done by the C++ compiler):
+//
+//   log(sigmoid(x))        ->  -softplus(-x)
+//   log(1 - sigmoid(x))    ->  -softplus(x)
+//   log(1 + x), log(x + 1) ->  log1p(x)
+//   exp(x) - 1             ->  expm1(x)
+//   log(exp(x))            ->  x
+//   log(sum(exp(x), ...))  ->  m + log(sum(exp(x - m), ...)), m the maximum
+//
+// A function applies them to its outputs, updates and givens, eval and assign
+// to their expression, fusor::grad to the cost it differentiates (so that the
+// gradient of log(sigmoid(x)) is the stable one); f.plan() shows the result.
+// fusor::function(fusor::no_rewrites, ...) builds the expressions as written.
+//
+// The number in `1 - sigmoid(x)`, `1 + x` and `exp(x) - 1` is a C++ constant
+// whose value is known when the expression is built, not from its type: the
+// rewrite keeps both forms and a gate (expr/shape_like.hpp) picks one then,
+// so only the chosen form reaches the plan. The other form is marked as
+// written (fn::as_written): rewriting stops there, so stabilizing twice gives
+// the same expression.
+#pragma once
+
+#include <array>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "fusor/expr/dot.hpp"
+#include "fusor/expr/elementwise.hpp"
+#include "fusor/expr/generate.hpp"
+#include "fusor/expr/join.hpp"
+#include "fusor/expr/leaves.hpp"
+#include "fusor/expr/reduction.hpp"
+#include "fusor/expr/shape_like.hpp"
+#include "fusor/expr/shape_ops.hpp"
+#include "fusor/expr/softmax.hpp"
+#include "fusor/expr/take.hpp"
+#include "fusor/expr/view.hpp"
+
+namespace fusor {
+
+/// The tag of fusor::function(fusor::no_rewrites, ...): expressions as written.
+struct no_rewrites_t {
+  explicit constexpr no_rewrites_t(int) {}
+};
+inline constexpr no_rewrites_t no_rewrites{0};
+
+namespace detail::rewrite {
+
+template <class X>
+auto stabilize(const X& e);
+
+template <class X>
+auto as_written(const X& x) {
+  using T = value_type_t<X>;
+  return map_node<fn::as_written, T, type_list<T>, X>(x);
+}
+/// `a` when `first`, else `b`: the choice made now, only its form in the plan.
+template <class A, class B>
+auto choose(bool first, const A& a, const B& b) {
+  return detail::gated(a, first) + detail::gated(as_written(b), !first);
+}
+template <class X>
+inline constexpr bool is_one_constant_v = is_constant_v<X>;
+template <class X>
+bool is_one(const X& c) {
+  return c.value() == 1;
+}
+
+template <class X>
+inline constexpr bool is_map_v = false;
+template <class F, class R, class C, class... A>
+inline constexpr bool is_map_v<map_node<F, R, C, A...>> = true;
+template <class X, class F>
+inline constexpr bool is_map_of_v = false;
+template <class F, class R, class C, class... A>
+inline constexpr bool is_map_of_v<map_node<F, R, C, A...>, F> = true;
+
+/// `x` as a value of dtype T.
+template <class T, class X>
+auto as_dtype_of(const X& x) {
+  if constexpr (std::is_same_v<value_type_t<X>, T>) return x;
+  else return cast<T>(x);
+}
+
+// ---------------------------------------------------------------- rebuilding, operands first
+
+template <class F, class R, class... C, class... A>
+auto rebuild_map(const map_node<F, R, type_list<C...>, A...>& e) {
+  return std::apply(
+      [](const auto&... a) {
+        return map_node<F, R, type_list<C...>, decltype(stabilize(a))...>(stabilize(a)...);
+      },
+      e.args());
+}
+template <class X>
+auto rebuild_other(const X& e) {
+  return e;  // leaves, and nodes handled below
+}
+template <element T, class A>
+auto rebuild_other(const cast_node<T, A>& e) {
+  auto a = stabilize(e.arg());
+  return cast_node<T, decltype(a)>(std::move(a));
+}
+template <class Op, class A, int R>
+auto rebuild_other(const reduce_node<Op, A, R>& e) {
+  auto a = stabilize(e.arg());
+  std::array<int, max_rank> axes{};
+  for (int i = 0; i < e.axis_count(); ++i) axes[static_cast<std::size_t>(i)] = e.axis(i);
+  return reduce_node<Op, decltype(a), R>(std::move(a), axes, e.axis_count(), e.keeps_dims());
+}
+template <class A, class B>
+auto rebuild_other(const dot_node<A, B>& e) {
+  auto a = stabilize(e.lhs());
+  auto b = stabilize(e.rhs());
+  return dot_node<decltype(a), decltype(b)>(std::move(a), std::move(b));
+}
+template <class A>
+auto rebuild_other(const transpose_node<A>& e) {
+  auto a = stabilize(e.arg());
+  std::array<int, max_rank> perm{};
+  for (int i = 0; i < e.count(); ++i) perm[static_cast<std::size_t>(i)] = e.perm(i);
+  return transpose_node<decltype(a)>(std::move(a), perm, e.count());
+}
+template <class A, int N>
+auto rebuild_other(const reshape_node<A, N>& e) {
+  auto a = stabilize(e.arg());
+  std::array<index_t, max_rank> s{};
+  for (int i = 0; i < N; ++i) s[static_cast<std::size_t>(i)] = e.extent(i);
+  return reshape_node<decltype(a), N>(std::move(a), s);
+}
+template <class A, int N>
+auto rebuild_other(const view_node<A, N>& e) {
+  auto a = stabilize(e.arg());
+  return view_node<decltype(a), N>(std::move(a), e.spec());
+}
+template <class A>
+auto rebuild_other(const diagonal_node<A>& e) {
+  auto a = stabilize(e.arg());
+  return diagonal_node<decltype(a)>(std::move(a), e.offset(), e.axis1(), e.axis2());
+}
+template <class A>
+auto rebuild_other(const specify_node<A>& e) {
+  auto a = stabilize(e.arg());
+  std::array<index_t, max_rank> s{};
+  for (int i = 0; i < e.count(); ++i) s[static_cast<std::size_t>(i)] = e.extent(i);
+  return specify_node<decltype(a)>(std::move(a), s, e.count());
+}
+template <class A, class I, int N>
+auto rebuild_other(const take_node<A, I, N>& e) {
+  auto a = stabilize(e.arg());
+  return take_node<decltype(a), I, N>(std::move(a), e.indices(), e.axis());
+}
+template <int N, class... A>
+auto rebuild_other(const join_node<N, A...>& e) {
+  auto parts = std::apply([](const auto&... a) { return std::make_tuple(stabilize(a)...); }, e.args());
+  return std::apply(
+      [&](auto&... p) { return join_node<N, std::remove_cvref_t<decltype(p)>...>(std::tuple(std::move(p)...), e.join()); },
+      parts);
+}
+template <class G, class L>
+auto rebuild_other(const sum_to_node<G, L>& e) {
+  auto g = stabilize(e.arg());
+  return sum_to_node<decltype(g), L>(std::move(g), e.like());
+}
+template <class G, class L>
+auto rebuild_other(const reshape_like_node<G, L>& e) {
+  auto g = stabilize(e.arg());
+  return reshape_like_node<decltype(g), L>(std::move(g), e.like());
+}
+template <class C>
+auto rebuild_other(const gate_node<C>& e) {
+  auto c = stabilize(e.arg());
+  return gate_node<decltype(c)>(std::move(c), e.on());
+}
+
+template <class X>
+auto rebuild(const X& e) {
+  if constexpr (is_map_of_v<X, fn::as_written>) {
+    return e;  // as written: not looked into
+  } else if constexpr (is_map_v<X>) {
+    return rebuild_map(e);
+  } else {
+    return rebuild_other(e);
+  }
+}
+/// The rules, at one node whose operands are stabilized already; `e` as it
+/// is when no rule applies.
+template <class X>
+auto rule(const X& e) {
+  if constexpr (is_map_of_v<X, fn::log_op>) {
+    using A = std::tuple_element_t<0, std::remove_cvref_t<decltype(e.args())>>;
+    const A& a = std::get<0>(e.args());
+    using R = value_type_t<X>;
+    if constexpr (is_map_of_v<A, fn::sigmoid>) {  // log(sigmoid(x)) -> -softplus(-x)
+      return as_dtype_of<R>(-softplus(-std::get<0>(a.args())));
+    } else if constexpr (is_map_of_v<A, fn::exp_op>) {  // log(exp(x)) -> x
+      return as_dtype_of<R>(std::get<0>(a.args()));
+    } else if constexpr (is_map_of_v<A, fn::minus>) {
+      using L = std::tuple_element_t<0, std::remove_cvref_t<decltype(a.args())>>;
+      using S = std::tuple_element_t<1, std::remove_cvref_t<decltype(a.args())>>;
+      if constexpr (is_constant_v<L> && is_map_of_v<S, fn::sigmoid>) {  // log(1 - sigmoid(x)) -> -softplus(x)
+        const auto& x = std::get<0>(std::get<1>(a.args()).args());
+        return choose(is_one(std::get<0>(a.args())), as_dtype_of<R>(-softplus(x)), e);
+      } else {
+        return e;
+      }
+    } else if constexpr (is_map_of_v<A, fn::plus>) {  // log(1 + x), log(x + 1) -> log1p(x)
+      using L = std::tuple_element_t<0, std::remove_cvref_t<decltype(a.args())>>;
+      using Rt = std::tuple_element_t<1, std::remove_cvref_t<decltype(a.args())>>;
+      if constexpr (is_constant_v<L> && !is_constant_v<Rt>)
+        return choose(is_one(std::get<0>(a.args())), as_dtype_of<R>(log1p(std::get<1>(a.args()))), e);
+      else if constexpr (is_constant_v<Rt> && !is_constant_v<L>)
+        return choose(is_one(std::get<1>(a.args())), as_dtype_of<R>(log1p(std::get<0>(a.args()))), e);
+      else return e;
+    } else if constexpr (requires { typename A::operation; } && !requires { a.like(); }) {
+      // log(sum(exp(x), ...)) -> the max-shifted log-sum-exp
+      if constexpr (std::is_same_v<typename A::operation, red::sum> && is_map_of_v<std::remove_cvref_t<decltype(a.arg())>, fn::exp_op>) {
+        const auto& x = std::get<0>(a.arg().args());
+        using XT = std::remove_cvref_t<decltype(x)>;
+        if constexpr (std::is_floating_point_v<value_type_t<XT>>) {
+          std::array<int, max_rank> axes{};
+          for (int i = 0; i < a.axis_count(); ++i) axes[static_cast<std::size_t>(i)] = a.axis(i);
+          return as_dtype_of<R>(stable_logsumexp<A::rank>(x, axes, a.axis_count(), a.keeps_dims()));
+        } else {
+          return e;
+        }
+      } else {
+        return e;
+      }
+    } else {
+      return e;
+    }
+  } else if constexpr (is_map_of_v<X, fn::minus>) {  // exp(x) - 1 -> expm1(x)
+    using L = std::tuple_element_t<0, std::remove_cvref_t<decltype(e.args())>>;
+    using Rt = std::tuple_element_t<1, std::remove_cvref_t<decltype(e.args())>>;
+    if constexpr (is_map_of_v<L, fn::exp_op> && is_constant_v<Rt>) {
+      using R = value_type_t<X>;
+      return choose(is_one(std::get<1>(e.args())), as_dtype_of<R>(expm1(std::get<0>(std::get<0>(e.args()).args()))), e);
+    } else {
+      return e;
+    }
+  } else {
+    return e;
+  }
+}
+
+template <class X>
+auto stabilize(const X& e) {
+  return rule(rebuild(e));
+}
+
+}  // namespace detail::rewrite
+
+/// The expression with fusor's stable rewrites applied (see the file
+/// comment): what a function plans for it. Printing it shows what changed.
+template <class X>
+  requires std::derived_from<std::remove_cvref_t<X>, expression_base>
+[[nodiscard]] auto stabilize(const X& e) {
+  return detail::rewrite::stabilize(e);
+}
+template <class X>
+using stabilized_t = decltype(detail::rewrite::stabilize(std::declval<const X&>()));
+
+}  // namespace fusor
