@@ -1,5 +1,5 @@
 // A two-layer perceptron (784 -> 128 -> 10, ReLU, softmax cross-entropy)
-// trained by minibatch SGD, in fusor, with hand-written gradients.
+// trained by minibatch SGD, in fusor, with the gradients by fusor::grad.
 //
 // The data are synthetic, drawn with fusor's own random stream: ten classes,
 // each a Gaussian blob around a random centre in 784 dimensions; 4096 samples
@@ -33,13 +33,6 @@ constexpr std::size_t B = 64;         // minibatch
 constexpr int steps = 2000;           // about 30 passes over the training set
 constexpr int report_every = 250;
 constexpr float learning_rate = 0.1f;
-
-/// log(softmax(z)) along the rows, computed stably: s - log(sum(exp(s))) with
-/// s = z - max(z) (lazy, like every fusor expression).
-auto log_softmax(auto z) {
-  auto s = z - fusor::max(z, 1, fusor::keepdims);
-  return s - fusor::log(fusor::sum(fusor::exp(s), 1, fusor::keepdims));
-}
 
 }  // namespace
 
@@ -77,16 +70,14 @@ int main() {
   auto a1 = fusor::dot(x, W1) + b1;                    // (64, 128)
   auto h = fusor::maximum(a1, 0.0f);                   // ReLU
   auto z = fusor::dot(h, W2) + b2;                     // (64, 10) logits
-  auto log_p = log_softmax(z);
+  auto log_p = fusor::log_softmax(z, 1);              // stable: z minus its row maximum
   auto cost = -fusor::mean(fusor::sum(y * log_p, 1));  // mean cross-entropy
 
-  // The gradients of the cost, by hand (backpropagation).
-  auto dz = (fusor::exp(log_p) - y) / float(B);  // d cost / d z = (softmax - y) / B
-  auto gW2 = fusor::dot(fusor::transpose(h), dz);
-  auto gb2 = fusor::sum(dz, 0);
-  auto da1 = fusor::where(a1 > 0.0f, fusor::dot(dz, fusor::transpose(W2)), 0.0f);  // through the ReLU
-  auto gW1 = fusor::dot(fusor::transpose(x), da1);
-  auto gb1 = fusor::sum(da1, 0);
+  // The gradients of the cost with respect to the four parameters: four
+  // expressions, built when grad is called (backpropagation by the C++
+  // compiler). The forward nodes they read (h, log_p, the minibatch x) are
+  // the cost's own: train() computes each once per call.
+  auto [gW1, gb1, gW2, gb2] = fusor::grad(cost, W1, b1, W2, b2);
 
   // train(idx): the minibatch's cost; the four parameters updated (all from
   // the values they had when the call began). x appears in the forward pass
@@ -107,7 +98,7 @@ int main() {
 
   // ---------------------------------------------------------------- cost and accuracy over a whole set
   auto z_all = fusor::dot(fusor::maximum(fusor::dot(X, W1) + b1, 0.0f), W2) + b2;
-  auto cost_all = -fusor::mean(fusor::sum(fusor::one_hot<float>(labels, C) * log_softmax(z_all), 1));
+  auto cost_all = -fusor::mean(fusor::sum(fusor::one_hot<float>(labels, C) * fusor::log_softmax(z_all, 1), 1));
   auto accuracy = fusor::mean(fusor::cast<float>(fusor::argmax(z_all, 1) == labels));
   auto evaluate = fusor::function(fusor::inputs(), fusor::outputs(cost_all, accuracy));
   // The same function reading the held-out set instead.

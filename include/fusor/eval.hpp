@@ -57,6 +57,12 @@ template <class G, class L> void graph_key(const reshape_like_node<G, L>&, key_t
 template <element T, class N, class D> void graph_key(const size_ratio_node<T, N, D>&, key_t&);
 template <class C> void graph_key(const gate_node<C>&, key_t&);
 template <element T, class L> void graph_key(const zeros_of_node<T, L>&, key_t&);
+template <class X> void graph_key(const ref_node<X>&, key_t&);
+
+template <class X>
+void graph_key(const ref_node<X>& e, key_t& key) {
+  graph_key(e.target(), key);
+}
 
 template <element T, class L>
 void graph_key(const zeros_of_node<T, L>& e, key_t& key) {

@@ -35,6 +35,7 @@
 #include "fusor/expr/take.hpp"
 #include "fusor/expr/leaves.hpp"
 #include "fusor/expr/reduction.hpp"
+#include "fusor/expr/ref.hpp"
 #include "fusor/expr/shape_like.hpp"
 #include "fusor/expr/shape_ops.hpp"
 #include "fusor/expr/view.hpp"
@@ -289,6 +290,86 @@ bool tensor_viewed(const variable_base* v) {
   return b.how() != ownership::borrowed && b.use_count() > 1;
 }
 
+/// What a node computes besides its operands (which the key lists by node)
+/// and its run-time parameters (which describe() appends): its kind, its
+/// element type and rank, and its operation — not its operands' C++ types,
+/// so that equal sub-expressions reached through different wrappers (a
+/// reference, expr/ref.hpp) are one node.
+template <class... T>
+struct head_tag {};
+template <class X>
+struct node_head {
+  using type = head_tag<X>;  // leaves, and the nodes below, whose operands do not enter
+};
+template <class F, class R, class C, class... A>
+struct node_head<map_node<F, R, C, A...>> {
+  using type = head_tag<struct map_head, F, R, C>;
+};
+template <element T, class A>
+struct node_head<cast_node<T, A>> {
+  using type = head_tag<struct cast_head, T, value_type_t<A>>;
+};
+template <class Op, class A, int R>
+struct node_head<reduce_node<Op, A, R>> {
+  using type = head_tag<struct reduce_head, Op, value_type_t<A>>;
+};
+template <class A, class B>
+struct node_head<dot_node<A, B>> {
+  using type = head_tag<struct dot_head, value_type_t<A>, value_type_t<B>>;
+};
+template <class A>
+struct node_head<transpose_node<A>> {
+  using type = head_tag<struct transpose_head>;
+};
+template <class A, int N>
+struct node_head<reshape_node<A, N>> {
+  using type = head_tag<struct reshape_head>;
+};
+template <class A, int N>
+struct node_head<view_node<A, N>> {
+  using type = head_tag<struct view_head>;
+};
+template <class A>
+struct node_head<diagonal_node<A>> {
+  using type = head_tag<struct diagonal_head>;
+};
+template <class A>
+struct node_head<specify_node<A>> {
+  using type = head_tag<struct specify_head>;
+};
+template <class A, class I, int N>
+struct node_head<take_node<A, I, N>> {
+  using type = head_tag<struct take_head>;
+};
+template <int N, class... A>
+struct node_head<join_node<N, A...>> {
+  using type = head_tag<struct join_head>;
+};
+template <class G, class L>
+struct node_head<sum_to_node<G, L>> {
+  using type = head_tag<struct sum_to_head>;
+};
+template <class G, class L>
+struct node_head<reshape_like_node<G, L>> {
+  using type = head_tag<struct reshape_like_head>;
+};
+template <element T, class N, class D>
+struct node_head<size_ratio_node<T, N, D>> {
+  using type = head_tag<struct size_ratio_head>;
+};
+template <element T, class L>
+struct node_head<zeros_of_node<T, L>> {
+  using type = head_tag<struct zeros_of_head>;
+};
+template <class C>
+struct node_head<gate_node<C>> {
+  using type = head_tag<struct gate_head>;
+};
+template <class X>
+std::uint64_t head_key() noexcept {
+  return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&type_tag<typename node_head<X>::type>));
+}
+
 template <class X>
 std::uint64_t type_key() noexcept {
   return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&type_tag<X>));
@@ -324,9 +405,13 @@ class graph_builder {
   /// update, a materialised operand); returns its node.
   template <class X>
   int add_root(const X& e) {
-    const int n = add(e);
-    mark<kernel_role::group, X>(n);
-    return n;
+    if constexpr (is_ref_v<X>) {
+      return add_root(e.target());
+    } else {
+      const int n = add(e);
+      mark<kernel_role::group, X>(n);
+      return n;
+    }
   }
 
   /// Registers the replacement of an input or shared variable (a given):
@@ -380,10 +465,22 @@ class graph_builder {
   /// Adds a node (or finds the identical one already there).
   template <class X>
   int add(const X& e) {
+    if constexpr (is_ref_v<X>) {
+      const int n = add(e.target());  // a reference is its target's node
+      return n;
+    } else {
+      return add_node(e);
+    }
+  }
+
+ private:
+  template <class X>
+  int add_node(const X& e) {
     graph_node n;
     n.type = dtype_of<value_type_t<X>>;
     n.static_rank = X::rank;
-    std::vector<std::uint64_t> key{detail::type_key<X>()};
+    std::vector<std::uint64_t> key{detail::head_key<X>(), static_cast<std::uint64_t>(dtype_of<value_type_t<X>>),
+                                   static_cast<std::uint64_t>(static_cast<std::int64_t>(X::rank))};
     describe(e, n, key);
     n.text = e.str();
     for (int c = 0; c < n.arity; ++c) key.push_back(static_cast<std::uint64_t>(n.child[static_cast<std::size_t>(c)]));
@@ -632,11 +729,15 @@ class graph_builder {
   /// materialised first, so it needs a group kernel.
   template <class X>
   int operand_in_memory(const X& e) {
-    const int n = add(e);
-    // A compound operand is materialised; a view may need copying too (a
-    // dot of an operand permuted beyond what BLAS takes).
-    mark<kernel_role::group, X>(n);
-    return n;
+    if constexpr (is_ref_v<X>) {
+      return operand_in_memory(e.target());
+    } else {
+      const int n = add(e);
+      // A compound operand is materialised; a view may need copying too (a
+      // dot of an operand permuted beyond what BLAS takes).
+      mark<kernel_role::group, X>(n);
+      return n;
+    }
   }
 
   graph& g_;

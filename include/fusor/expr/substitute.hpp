@@ -15,6 +15,7 @@
 #include "fusor/expr/take.hpp"
 #include "fusor/expr/leaves.hpp"
 #include "fusor/expr/reduction.hpp"
+#include "fusor/expr/ref.hpp"
 #include "fusor/expr/shape_like.hpp"
 #include "fusor/expr/shape_ops.hpp"
 
@@ -94,6 +95,10 @@ template <element T, class N, class D, class... S>
 size_ratio_node<T, N, D> substitute(const size_ratio_node<T, N, D>& e, const std::tuple<S...>& swaps);
 template <class C, class... S>
 gate_node<C> substitute(const gate_node<C>& e, const std::tuple<S...>& swaps);
+template <class X, class... S>
+ref_node<X> substitute(const ref_node<X>& e, const std::tuple<S...>& swaps) {
+  return ref_node<X>(substitute(e.target(), swaps));
+}
 template <element T, class L, class... S>
 zeros_of_node<T, L> substitute(const zeros_of_node<T, L>& e, const std::tuple<S...>& swaps) {
   return zeros_of_node<T, L>(substitute(e.like(), swaps));

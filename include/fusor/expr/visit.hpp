@@ -18,6 +18,8 @@
 #include "fusor/expr/join.hpp"
 #include "fusor/expr/take.hpp"
 #include "fusor/expr/view.hpp"
+#include "fusor/expr/ref.hpp"
+#include "fusor/expr/shape_like.hpp"
 
 namespace fusor {
 
@@ -94,6 +96,10 @@ void visit_leaves(const size_ratio_node<T, N, D>& e, F&& f) {
   visit_leaves(e.numerator(), f);
   visit_leaves(e.denominator(), f);
 }
+template <class F, class X>
+void visit_leaves(const ref_node<X>& e, F&& f) {
+  visit_leaves(e.target(), f);
+}
 template <class F, element T, class L>
 void visit_leaves(const zeros_of_node<T, L>& e, F&& f) {
   visit_leaves(e.like(), f);
@@ -135,6 +141,8 @@ template <class Fn, class R, class Casts, class... A>
 inline constexpr bool is_elementwise_v<map_node<Fn, R, Casts, A...>> = (is_elementwise_v<A> && ...);
 template <element T, class A>
 inline constexpr bool is_elementwise_v<cast_node<T, A>> = is_elementwise_v<A>;
+template <class X>
+inline constexpr bool is_elementwise_v<ref_node<X>> = is_elementwise_v<X>;
 
 /// The broadcastable pattern (Theano's) an expression has, right-aligned to
 /// `rank` axes: axis d is broadcastable when every operand that has it is.

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "fusor/expr/elementwise.hpp"
+#include "fusor/expr/ref.hpp"
 #include "fusor/expr/shape_like.hpp"
 
 namespace fusor::detail::ad {
@@ -61,7 +62,7 @@ auto add(part<E1, L1, S1> a, part<E2, L2, S2> b) {
 template <class N, class E, bool L, bool S>
 auto conform(const part<E, L, S>& p, const N& node) {
   if constexpr (!L && !S) return p.e;
-  else return sum_to(p.e, node);
+  else return sum_to(p.e, ref(node));
 }
 
 /// `x` as a value of dtype T (a cast only where the dtype differs, so that a

@@ -97,18 +97,25 @@ class walker {
   template <class X, class P>
   auto back(const X& e, const P& adj) {
     if constexpr (!is_part_v<P> || !reaches_v<X, W>) return none{};
-    else if constexpr (std::is_same_v<X, W>) return at_target(e, adj);
-    else if constexpr (index_in<X, Cuts>::value >= 0) return at_cut(e, adj);
-    else return back_node(e, adj);
+    else if constexpr (std::is_same_v<X, W>) return at_target(e, shared(adj));
+    else if constexpr (index_in<X, Cuts>::value >= 0) return at_cut(e, shared(adj));
+    else return back_node(e, shared(adj));
   }
   /// The walk below `e` (a cut point's representative: not a cut here).
   template <class X, class P>
   auto back_from(const X& e, const P& adj) {
     if constexpr (!is_part_v<P> || !reaches_v<X, W> || std::is_same_v<X, W>) return none{};
-    else return back_node(e, adj);
+    else return back_node(e, shared(adj));
   }
 
  private:
+  /// The adjoint held by reference: every local derivative below reads it,
+  /// and by value each would copy it (expr/ref.hpp).
+  template <class E, bool L, bool S>
+  static auto shared(const part<E, L, S>& p) {
+    return make_part<L, S>(ref(p.e));
+  }
+
   template <class X, class P>
   auto at_target(const X& e, const P& adj) {
     const bool on = !muted_ && value_key(e) == target_key_;
@@ -155,13 +162,15 @@ class walker {
       // may be broadcast: read at the node's shape first (it is the node's
       // shape, broadcasting included, that is summed back below).
       auto g = [&] {
-        if constexpr (S && !fills)
-          return map_node<fn::broadcast_first, R, type_list<R, R>, E, zeros_of_node<R, map_node<F, R, type_list<C...>, A...>>>(
-              adj.e, zeros_of<R>(e));
-        else return adj.e;
+        if constexpr (S && !fills) {
+          auto z = zeros_of<R>(ref(e));
+          return map_node<fn::broadcast_first, R, type_list<R, R>, E, decltype(z)>(adj.e, std::move(z));
+        } else {
+          return adj.e;
+        }
       }();
       auto local = std::apply(
-          [&](const auto&... a) { return rule<F>::template partial<K>(g, e, as_dtype<C>(a)...); }, e.args());
+          [&](const auto&... a) { return rule<F>::template partial<K>(g, ref(e), as_dtype<C>(ref(a))...); }, e.args());
       return back(std::get<K>(e.args()),
                   make_part<L || !fills, S && fills>(as_dtype<value_type_t<AK>>(std::move(local))));
     }
@@ -181,7 +190,8 @@ class walker {
   static auto kept_like(const reduce_node<Op, A, R>& e) {
     std::array<int, max_rank> axes{};
     for (int i = 0; i < e.axis_count(); ++i) axes[static_cast<std::size_t>(i)] = e.axis(i);
-    return reduce_node<red::sum, A, A::rank>(e.arg(), axes, e.axis_count(), true);
+    auto a = ref(e.arg());
+    return reduce_node<red::sum, decltype(a), A::rank>(std::move(a), axes, e.axis_count(), true);
   }
   /// A value of reduction e's shape, with the reduced axes put back (length 1).
   template <class Op, class A, int R, class G>
@@ -203,7 +213,7 @@ class walker {
       return none{};
     } else {
       const auto gx = expand(e, conform(adj, e));
-      const A& x = e.arg();
+      const auto x = ref(e.arg());
       if constexpr (std::is_same_v<Op, red::sum>) {
         return back(x, make_part<false, true>(gx));
       } else if constexpr (std::is_same_v<Op, red::mean>) {
@@ -211,7 +221,7 @@ class walker {
       } else if constexpr (std::is_same_v<Op, red::max> || std::is_same_v<Op, red::min>) {
         // The gradient goes to the elements equal to the result, shared
         // equally among ties.
-        const auto m = expand(e, e);
+        const auto m = expand(e, ref(e));
         const auto ties = kept_reduction(red_sum_tag{}, e, cast<V>(x == m));
         return back(x, make_part<false, false>(where(x == m, gx / ties, 0)));
       } else if constexpr (std::is_same_v<Op, red::prod>) {
@@ -247,18 +257,18 @@ class walker {
       static_assert(A::rank != dynamic_rank && B::rank != dynamic_rank,
                     "fusor::grad: a dot of operands of dynamic rank is not differentiated; give them a static rank");
       const auto g = conform(adj, e);
-      const auto a = as_dtype<V>(e.lhs());
-      const auto b = as_dtype<V>(e.rhs());
+      const auto a = as_dtype<V>(ref(e.lhs()));
+      const auto b = as_dtype<V>(ref(e.rhs()));
       auto to_a = [&](auto c) { return make_part<false, false>(as_dtype<value_type_t<A>>(std::move(c))); };
       auto to_b = [&](auto c) { return make_part<false, false>(as_dtype<value_type_t<B>>(std::move(c))); };
       if constexpr (A::rank == 1 && B::rank == 1) {  // a . b
         return add(back_if(e.lhs(), [&] { return to_a(g * b); }), back_if(e.rhs(), [&] { return to_b(g * a); }));
       } else if constexpr (A::rank == 2 && B::rank == 1) {  // (m, k) . (k,) -> (m,)
-        return add(back_if(e.lhs(), [&] { return to_a(reshape_like(g, column_like(e.lhs())) * b); }),
+        return add(back_if(e.lhs(), [&] { return to_a(reshape_like(g, column_like(ref(e.lhs()))) * b); }),
                    back_if(e.rhs(), [&] { return to_b(dot(transpose(a), g)); }));
       } else if constexpr (A::rank == 1 && B::rank == 2) {  // (k,) . (k, n) -> (n,)
         return add(back_if(e.lhs(), [&] { return to_a(dot(b, g)); }),
-                   back_if(e.rhs(), [&] { return to_b(reshape_like(a, column_like(e.rhs())) * g); }));
+                   back_if(e.rhs(), [&] { return to_b(reshape_like(a, column_like(ref(e.rhs()))) * g); }));
       } else {  // (m, k) . (k, n) -> (m, n)
         return add(back_if(e.lhs(), [&] { return to_a(dot(g, transpose(b))); }),
                    back_if(e.rhs(), [&] { return to_b(dot(transpose(a), g)); }));
@@ -301,16 +311,20 @@ class walker {
   template <class A, int N, class E, bool L, bool S>
   auto back_node(const reshape_node<A, N>& e, const part<E, L, S>& adj) {
     if constexpr (!differentiable_v<value_type_t<A>>) return none{};
-    else return back(e.arg(), make_part<false, false>(reshape_like(conform(adj, e), e.arg())));
+    else return back(e.arg(), make_part<false, false>(reshape_like(conform(adj, e), ref(e.arg()))));
   }
   template <class G, class Like, class E, bool L, bool S>
   auto back_node(const reshape_like_node<G, Like>& e, const part<E, L, S>& adj) {
     if constexpr (!differentiable_v<value_type_t<G>>) return none{};
-    else return back(e.arg(), make_part<false, false>(reshape_like(conform(adj, e), e.arg())));
+    else return back(e.arg(), make_part<false, false>(reshape_like(conform(adj, e), ref(e.arg()))));
   }
   template <class A, class E, bool L, bool S>
   auto back_node(const specify_node<A>& e, const part<E, L, S>& adj) {
     return back(e.arg(), adj);
+  }
+  template <class X, class P>
+  auto back_node(const ref_node<X>& e, const P& adj) {
+    return back(e.target(), adj);  // a reference is its target
   }
 
   // ------------------------------------------------------------ a gradient's own nodes (second derivatives)

@@ -25,6 +25,7 @@
 #include "fusor/expr/join.hpp"
 #include "fusor/expr/leaves.hpp"
 #include "fusor/expr/reduction.hpp"
+#include "fusor/expr/ref.hpp"
 #include "fusor/expr/shape_like.hpp"
 #include "fusor/expr/shape_ops.hpp"
 #include "fusor/expr/take.hpp"
@@ -99,6 +100,10 @@ template <class C>
 struct children_of<gate_node<C>> {
   using type = tlist<C>;
 };
+template <class X>
+struct children_of<ref_node<X>> {
+  using type = tlist<X>;
+};
 
 /// How many times type W occurs in the tree of X (X itself included).
 template <class X, class W, class Children = typename children_of<X>::type>
@@ -132,6 +137,8 @@ template <element T, class A>
 struct heavy<cast_node<T, A>> : heavy<A> {};
 template <class C>
 struct heavy<gate_node<C>> : heavy<C> {};
+template <class X>
+struct heavy<ref_node<X>> : heavy<X> {};
 
 /// Every node type of X's tree, in pre-order, with repeats.
 template <class... L>
@@ -175,7 +182,8 @@ struct cuts_of<Cost, W, tlist<X...>> {
 
   /// Selected positions of the pre-order list, larger trees first; the count last.
   static constexpr std::array<std::size_t, n + 1> order = [] {
-    constexpr std::array<bool, n> worth{(heavy<X>::value && reaches_v<X, W> && !std::is_same_v<X, W>)...};
+    constexpr std::array<bool, n> worth{
+        (heavy<X>::value && reaches_v<X, W> && !std::is_same_v<X, W> && !is_ref_v<X>)...};
     constexpr std::array<std::size_t, n> sizes{tree_size<X>::value...};
     std::array<std::size_t, n + 1> out{};
     std::size_t k = 0;

@@ -33,6 +33,7 @@
 #include "fusor/expr/join.hpp"
 #include "fusor/expr/leaves.hpp"
 #include "fusor/expr/reduction.hpp"
+#include "fusor/expr/ref.hpp"
 #include "fusor/expr/shape_like.hpp"
 #include "fusor/expr/shape_ops.hpp"
 #include "fusor/expr/softmax.hpp"
@@ -169,6 +170,11 @@ template <class G, class L>
 auto rebuild_other(const reshape_like_node<G, L>& e) {
   auto g = stabilize(e.arg());
   return reshape_like_node<decltype(g), L>(std::move(g), e.like());
+}
+template <class X>
+auto rebuild_other(const ref_node<X>& e) {
+  auto x = stabilize(e.target());
+  return ref_node<decltype(x)>(std::move(x));
 }
 template <class C>
 auto rebuild_other(const gate_node<C>& e) {

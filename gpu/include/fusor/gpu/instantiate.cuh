@@ -153,6 +153,8 @@ struct kernels_of<size_ratio_node<T, N, D>> {
     cuda::walk<D>();
   }
 };
+template <class X>
+struct kernels_of<ref_node<X>> : kernels_of<X> {};
 template <element T, class L>
 struct kernels_of<zeros_of_node<T, L>> {
   static void walk() { cuda::walk<L>(); }

@@ -86,6 +86,8 @@ struct evaluator_of<zeros_of_node<T, L>> {
   using type = scalar_leaf<T>;
 };
 template <class X>
+struct evaluator_of<ref_node<X>> : evaluator_of<X> {};
+template <class X>
 using evaluator_t = typename evaluator_of<X>::type;
 
 /// Fills the evaluator of node `node` (of C++ type X) for a plan, in place:
@@ -99,6 +101,7 @@ struct evaluator_builder {
   int child(int node, int k) const { return g[node].child[static_cast<std::size_t>(k)]; }
 
   template <class X, class E>
+    requires(!is_ref_v<X>)
   void fill(std::type_identity<X>, leaf<E>& l, int node) const {
     const node_value& v = p.values[static_cast<std::size_t>(node)];
     l.slot = v.slot;
@@ -107,6 +110,7 @@ struct evaluator_builder {
     l.view_strides = v.strides;
   }
   template <class X>
+    requires(!is_ref_v<X>)
   void fill(std::type_identity<X>, index_leaf& l, int node) const {
     l.view_shape = p.shapes[static_cast<std::size_t>(node)];
     l.view_strides = c_strides(l.view_shape);
@@ -118,6 +122,10 @@ struct evaluator_builder {
   template <element T, class N, class D>
   void fill(std::type_identity<size_ratio_node<T, N, D>>, scalar_leaf<T>& l, int node) const {
     l.value = fusor::detail::size_ratio_value<T>(g[node], p.shapes);
+  }
+  template <class X, class Ev>
+  void fill(std::type_identity<ref_node<X>>, Ev& ev, int node) const {
+    fill(std::type_identity<X>{}, ev, node);  // a reference is its target's node
   }
   template <element T, class L>
   void fill(std::type_identity<zeros_of_node<T, L>>, scalar_leaf<T>& l, int) const {

@@ -210,6 +210,8 @@ struct evaluator_of<zeros_of_node<T, L>> {
   using type = scalar<T>;
 };
 template <class X>
+struct evaluator_of<ref_node<X>> : evaluator_of<X> {};
+template <class X>
 using evaluator_t = typename evaluator_of<X>::type;
 
 /// The element types of an evaluator's leaves, in leaf order (the inputs of
@@ -295,6 +297,7 @@ struct evaluator_builder {
   const dims& out;
 
   template <class X, class E>
+    requires(!is_ref_v<X>)
   void fill(std::type_identity<X>, leaf<E>& l, int node) const {
     const node_value& v = p.values[static_cast<std::size_t>(node)];
     l.data = nullptr;
@@ -309,6 +312,7 @@ struct evaluator_builder {
       }
   }
   template <class X>
+    requires(!is_ref_v<X>)
   void fill(std::type_identity<X>, index& l, int node) const {
     const dims& shape = p.shapes[static_cast<std::size_t>(node)];
     const auto own = c_strides(shape);
@@ -330,6 +334,10 @@ struct evaluator_builder {
   template <element T, class N, class D>
   void fill(std::type_identity<size_ratio_node<T, N, D>>, scalar<T>& l, int node) const {
     l.value = fusor::detail::size_ratio_value<T>(g[node], p.shapes);
+  }
+  template <class X, class Ev>
+  void fill(std::type_identity<ref_node<X>>, Ev& ev, int node) const {
+    fill(std::type_identity<X>{}, ev, node);  // a reference is its target's node
   }
   template <element T, class L>
   void fill(std::type_identity<zeros_of_node<T, L>>, scalar<T>& l, int) const {
