@@ -10,7 +10,13 @@ compiles each RUNS times with the flags fusor's own builds use (-std=c++20
 -O2 -march=native). Prints the median wall time and the largest peak memory
 (max RSS) of the compiler for each, and their ratio. A third program, just
 `#include <fusor/fusor.hpp>`, shows what the umbrella header costs alone.
-Measured, never asserted.
+
+    python3 bench/compile_time.py --train [--runs 3]
+
+compiles instead a training step, train() of the logistic regression
+(400 x 784) and of the 784-128-10 perceptron, with the gradients by
+fusor::grad and with the same gradients written by hand. Measured, never
+asserted.
 """
 import argparse
 import os
@@ -67,6 +73,51 @@ int main() {
 """ % expr
 
 
+TRAIN_COMMON = """#include <fusor/fusor.hpp>
+#include <cstdio>
+int main() {
+  fusor::matrix<%(T)s> x{"x"};
+  %(y_decl)s
+  %(params)s
+  %(forward)s
+  %(gradients)s
+  auto train = fusor::function(fusor::inputs(x, y), fusor::outputs(cost), fusor::updates(%(updates)s));
+  std::printf("%%zu\\n", sizeof(train));
+}
+"""
+
+LR = dict(T="double", y_decl='fusor::vector<double> y{"y"};',
+          params='auto w = fusor::shared(xt::xtensor<double, 1>({784}, 0.0), "w"); auto b = fusor::shared(0.0, "b");',
+          forward="auto p = fusor::sigmoid(fusor::dot(x, w) + b);"
+                  " auto cost = fusor::mean(-y * fusor::log(p) - (1 - y) * fusor::log(1 - p)) + 0.01 * fusor::sum(w * w);",
+          updates="fusor::update(w, w - 0.1 * gw), fusor::update(b, b - 0.1 * gb)")
+LR_GRAD = "auto [gw, gb] = fusor::grad(cost, w, b);"
+LR_HAND = "auto gw = fusor::dot(fusor::transpose(x), p - y) / 400.0 + 0.02 * w; auto gb = fusor::mean(p - y);"
+MLP = dict(T="float", y_decl='fusor::matrix<float> y{"y"};',
+           params='auto W1 = fusor::shared(xt::xtensor<float, 2>({784, 128}, 0.0f), "W1");'
+                  ' auto b1 = fusor::shared(xt::xtensor<float, 1>({128}, 0.0f), "b1");'
+                  ' auto W2 = fusor::shared(xt::xtensor<float, 2>({128, 10}, 0.0f), "W2");'
+                  ' auto b2 = fusor::shared(xt::xtensor<float, 1>({10}, 0.0f), "b2");',
+           forward="auto a1 = fusor::dot(x, W1) + b1; auto h = fusor::maximum(a1, 0.0f);"
+                   " auto z = fusor::dot(h, W2) + b2; auto log_p = fusor::log_softmax(z, 1);"
+                   " auto cost = -fusor::mean(fusor::sum(y * log_p, 1));",
+           updates="fusor::update(W1, W1 - 0.1f * gW1), fusor::update(b1, b1 - 0.1f * gb1),"
+                   " fusor::update(W2, W2 - 0.1f * gW2), fusor::update(b2, b2 - 0.1f * gb2)")
+MLP_GRAD = "auto [gW1, gb1, gW2, gb2] = fusor::grad(cost, W1, b1, W2, b2);"
+MLP_HAND = ("auto dz = (fusor::exp(log_p) - y) / 64.0f;"
+            " auto da1 = fusor::where(a1 > 0.0f, fusor::dot(dz, fusor::transpose(W2)), 0.0f);"
+            " auto gW1 = fusor::dot(fusor::transpose(x), da1); auto gb1 = fusor::sum(da1, 0);"
+            " auto gW2 = fusor::dot(fusor::transpose(h), dz); auto gb2 = fusor::sum(dz, 0);")
+
+
+def train_sources():
+    out = {}
+    for name, model, grad, hand in (("logistic regression", LR, LR_GRAD, LR_HAND), ("MLP 784-128-10", MLP, MLP_GRAD, MLP_HAND)):
+        out[name + ", fusor::grad"] = TRAIN_COMMON % dict(model, gradients=grad)
+        out[name + ", by hand"] = TRAIN_COMMON % dict(model, gradients=hand)
+    return out
+
+
 def compile_once(cxx, source, out):
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     t0 = time.monotonic()
@@ -103,7 +154,20 @@ def main():
     ap.add_argument("--nodes", type=int, default=50)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--cxx", default=os.environ.get("CXX", "g++"))
+    ap.add_argument("--train", action="store_true", help="train() with fusor::grad against by hand")
     args = ap.parse_args()
+    if args.train:
+        with tempfile.TemporaryDirectory() as tmp:
+            results = {}
+            for name, text in train_sources().items():
+                src = os.path.join(tmp, "%d.cpp" % len(results))
+                with open(src, "w") as f:
+                    f.write(text)
+                results[name] = measure(args.cxx, src, src + ".o", args.runs)
+            print("train(), %s -std=c++20 -O2 -march=native, median of %d compiles" % (args.cxx, args.runs))
+            for name, (t, m) in results.items():
+                print("  %-40s %6.2f s  %6.0f MB peak" % (name, t, m / 1024))
+        return 0
     expr = expression(args.nodes, list("abcdefgh"))
     with tempfile.TemporaryDirectory() as tmp:
         files = {
