@@ -295,3 +295,32 @@ TEST_CASE("stop_gradient, disconnected targets and nodes without a gradient") {
   const xt::xtensor<double, 1> g2 = fusor::eval(fusor::grad(fusor::sum(fusor::take(u, idx) * w), w));
   CHECK(g2 == xt::xtensor<double, 1>{4.0, 3.0});
 }
+
+TEST_CASE("a two-layer perceptron's gradients equal the hand-written backpropagation") {
+  // 5 samples, 4 features, 3 hidden units (ReLU), 2 classes, softmax cross-entropy
+  auto W1 = fusor::shared(mat(4, 3, -1, 1, 31), "W1");
+  auto b1 = fusor::shared(vec(3, -0.1, 0.1, 32), "b1");
+  auto W2 = fusor::shared(mat(3, 2, -1, 1, 33), "W2");
+  auto b2 = fusor::shared(vec(2, -0.1, 0.1, 34), "b2");
+  fusor::matrix<double> x{"x"}, y{"y"};
+  const auto a1 = fusor::dot(x, W1) + b1;
+  const auto h = fusor::maximum(a1, 0.0);
+  const auto z = fusor::dot(h, W2) + b2;
+  const auto log_p = fusor::log_softmax(z, 1);
+  const auto cost = -fusor::mean(fusor::sum(y * log_p, 1));
+  auto [gW1, gb1, gW2, gb2] = fusor::grad(cost, W1, b1, W2, b2);
+  // by hand
+  const auto dz = (fusor::exp(log_p) - y) / 5.0;
+  const auto da1 = fusor::where(a1 > 0.0, fusor::dot(dz, fusor::transpose(W2)), 0.0);
+  auto f = fusor::function(fusor::inputs(x, y), fusor::outputs(gW1, gb1, gW2, gb2, fusor::dot(fusor::transpose(x), da1),
+                                                               fusor::sum(da1, 0), fusor::dot(fusor::transpose(h), dz),
+                                                               fusor::sum(dz, 0)));
+  const xt::xtensor<double, 2> xv = mat(5, 4, -1, 1, 35);
+  const xt::xtensor<double, 2> yv{{1, 0}, {0, 1}, {0, 1}, {1, 0}, {1, 0}};
+  auto [g1, g2, g3, g4, h1, h2, h3, h4] = f(xv, yv);
+  CHECK(xt::allclose(g1, h1, 1e-12, 1e-14));
+  CHECK(xt::allclose(g2, h2, 1e-12, 1e-14));
+  CHECK(xt::allclose(g3, h3, 1e-12, 1e-14));
+  CHECK(xt::allclose(g4, h4, 1e-12, 1e-14));
+  CHECK(xt::amax(xt::abs(h1))() > 0.0);  // the comparison is not of zeros
+}
