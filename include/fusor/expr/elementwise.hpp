@@ -249,6 +249,16 @@ FUSOR_FLOAT_FUNCTION(sigmoid, sigmoid)
 FUSOR_FLOAT_FUNCTION(softplus, softplus)
 #undef FUSOR_FLOAT_FUNCTION
 
+namespace detail {
+/// `x` as a value of dtype T: a cast only where the dtype differs (so that a
+/// rewritten or differentiated expression keeps the nodes it is built from).
+template <element T, class X>
+auto as_dtype(const X& x) {
+  if constexpr (std::is_same_v<value_type_t<X>, T>) return x;
+  else return cast<T>(x);
+}
+}  // namespace detail
+
 /// x, as a constant to fusor::grad: no gradient flows through it (Theano's
 /// zero_grad, JAX's stop_gradient). It costs nothing in a fused kernel.
 template <class A>

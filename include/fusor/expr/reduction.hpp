@@ -190,6 +190,8 @@ class reduce_node : public expression_base {
   bool all_axes() const noexcept { return naxes_ == 0; }
   int axis_count() const noexcept { return naxes_; }
   int axis(int i) const noexcept { return axes_[static_cast<std::size_t>(i)]; }
+  /// The axes as given (axis_count() of them): to build another reduction over the same axes.
+  const std::array<int, max_rank>& axes() const noexcept { return axes_; }
   bool keeps_dims() const noexcept { return keepdims_; }
 
   std::string str() const {

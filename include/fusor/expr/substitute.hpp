@@ -126,9 +126,7 @@ cast_node<T, A> substitute(const cast_node<T, A>& e, const std::tuple<S...>& swa
 }
 template <class Op, class A, int R, class... S>
 reduce_node<Op, A, R> substitute(const reduce_node<Op, A, R>& e, const std::tuple<S...>& swaps) {
-  std::array<int, max_rank> axes{};
-  for (int i = 0; i < e.axis_count(); ++i) axes[static_cast<std::size_t>(i)] = e.axis(i);
-  return reduce_node<Op, A, R>(substitute(e.arg(), swaps), axes, e.axis_count(), e.keeps_dims());
+  return reduce_node<Op, A, R>(substitute(e.arg(), swaps), e.axes(), e.axis_count(), e.keeps_dims());
 }
 template <class A, class... S>
 transpose_node<A> substitute(const transpose_node<A>& e, const std::tuple<S...>& swaps) {

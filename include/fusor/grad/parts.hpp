@@ -65,12 +65,5 @@ auto conform(const part<E, L, S>& p, const N& node) {
   else return sum_to(p.e, ref(node));
 }
 
-/// `x` as a value of dtype T (a cast only where the dtype differs, so that a
-/// derivative shares the forward expression's nodes).
-template <element T, class X>
-auto as_dtype(const X& x) {
-  if constexpr (std::is_same_v<value_type_t<X>, T>) return x;
-  else return cast<T>(x);
-}
 
 }  // namespace fusor::detail::ad

@@ -147,7 +147,7 @@ class walker {
   }
   template <class F, class R, class... C, class... A, class P, std::size_t... K>
   auto map_operands(const map_node<F, R, type_list<C...>, A...>& e, const P& adj, std::index_sequence<K...>) {
-    return sum_all(map_operand<K>(e, adj)...);
+    return sum_parts(map_operand<K>(e, adj)...);
   }
   template <std::size_t K, class F, class R, class... C, class... A, class E, bool L, bool S>
   auto map_operand(const map_node<F, R, type_list<C...>, A...>& e, const part<E, L, S>& adj) {
@@ -184,26 +184,17 @@ class walker {
 
   // ------------------------------------------------------------ reductions
 
-  /// A keepdims-shaped stand-in for reduction `e`'s result: only its shape is
-  /// ever read (to put the reduced axes back as length 1).
-  template <class Op, class A, int R>
-  static auto kept_like(const reduce_node<Op, A, R>& e) {
-    std::array<int, max_rank> axes{};
-    for (int i = 0; i < e.axis_count(); ++i) axes[static_cast<std::size_t>(i)] = e.axis(i);
-    auto a = ref(e.arg());
-    return reduce_node<red::sum, decltype(a), A::rank>(std::move(a), axes, e.axis_count(), true);
+  /// Reduction Op of `operand` over e's axes, keeping them (length 1).
+  template <class Op, class E, class X>
+  static auto kept(const E& e, X operand) {
+    return reduce_node<Op, X, X::rank>(std::move(operand), e.axes(), e.axis_count(), true);
   }
-  /// A value of reduction e's shape, with the reduced axes put back (length 1).
+  /// A value of reduction e's shape, with the reduced axes put back (length 1):
+  /// reshaped like a keepdims sum of e's operand, whose shape alone is read.
   template <class Op, class A, int R, class G>
   static auto expand(const reduce_node<Op, A, R>& e, const G& g) {
     if constexpr (R == 0) return g;  // rank 0 broadcasts everywhere
-    else return reshape_like(g, kept_like(e));
-  }
-  template <class Op, class A, int R>
-  static auto kept_reduction(const reduce_node<Op, A, R>& e, auto operand) {
-    std::array<int, max_rank> axes{};
-    for (int i = 0; i < e.axis_count(); ++i) axes[static_cast<std::size_t>(i)] = e.axis(i);
-    return reduce_node<Op, decltype(operand), A::rank>(std::move(operand), axes, e.axis_count(), true);
+    else return reshape_like(g, kept<red::sum>(e, ref(e.arg())));
   }
 
   template <class Op, class A, int R, class E, bool L, bool S>
@@ -222,13 +213,13 @@ class walker {
         // The gradient goes to the elements equal to the result, shared
         // equally among ties.
         const auto m = expand(e, ref(e));
-        const auto ties = kept_reduction(red_sum_tag{}, e, cast<V>(x == m));
+        const auto ties = kept<red::sum>(e, cast<V>(x == m));
         return back(x, make_part<false, false>(where(x == m, gx / ties, 0)));
       } else if constexpr (std::is_same_v<Op, red::prod>) {
         // prod / x, without dividing by zero: the product of the other
         // elements where there is one zero, 0 where there are more.
-        const auto nonzero = kept_reduction(e, where(x == 0, 1, x));
-        const auto zeros = kept_reduction(red_sum_tag{}, e, cast<V>(x == 0));
+        const auto nonzero = kept<red::prod>(e, where(x == 0, 1, x));
+        const auto zeros = kept<red::sum>(e, cast<V>(x == 0));
         return back(x, make_part<false, false>(
                            gx * where(zeros == 0, nonzero / x, where(logical_and(zeros == 1, x == 0), nonzero, 0))));
       } else {
@@ -237,13 +228,6 @@ class walker {
         return none{};
       }
     }
-  }
-  struct red_sum_tag {};
-  template <class Op, class A, int R>
-  static auto kept_reduction(red_sum_tag, const reduce_node<Op, A, R>& e, auto operand) {
-    std::array<int, max_rank> axes{};
-    for (int i = 0; i < e.axis_count(); ++i) axes[static_cast<std::size_t>(i)] = e.axis(i);
-    return reduce_node<red::sum, decltype(operand), A::rank>(std::move(operand), axes, e.axis_count(), true);
   }
 
   // ------------------------------------------------------------ dot, transpose, reshape
@@ -387,13 +371,6 @@ class walker {
     if (inside)
       throw value_error("fusor::grad: " + target_text_ + " is read through " + what + " in " + e.str() +
                         ", which fusor::grad does not differentiate");
-  }
-
-  static none sum_all() { return {}; }
-  template <class P0, class... P>
-  static auto sum_all(P0 p0, P... rest) {
-    if constexpr (sizeof...(P) == 0) return p0;
-    else return add(std::move(p0), sum_all(std::move(rest)...));
   }
 
   std::vector<std::uint64_t> target_key_;

@@ -64,8 +64,6 @@ auto choose(bool first, const A& a, const B& b) {
   return detail::gated(a, first) + detail::gated(as_written(b), !first);
 }
 template <class X>
-inline constexpr bool is_one_constant_v = is_constant_v<X>;
-template <class X>
 bool is_one(const X& c) {
   return c.value() == 1;
 }
@@ -79,12 +77,6 @@ inline constexpr bool is_map_of_v = false;
 template <class F, class R, class C, class... A>
 inline constexpr bool is_map_of_v<map_node<F, R, C, A...>, F> = true;
 
-/// `x` as a value of dtype T.
-template <class T, class X>
-auto as_dtype_of(const X& x) {
-  if constexpr (std::is_same_v<value_type_t<X>, T>) return x;
-  else return cast<T>(x);
-}
 
 // ---------------------------------------------------------------- rebuilding, operands first
 
@@ -108,9 +100,7 @@ auto rebuild_other(const cast_node<T, A>& e) {
 template <class Op, class A, int R>
 auto rebuild_other(const reduce_node<Op, A, R>& e) {
   auto a = stabilize(e.arg());
-  std::array<int, max_rank> axes{};
-  for (int i = 0; i < e.axis_count(); ++i) axes[static_cast<std::size_t>(i)] = e.axis(i);
-  return reduce_node<Op, decltype(a), R>(std::move(a), axes, e.axis_count(), e.keeps_dims());
+  return reduce_node<Op, decltype(a), R>(std::move(a), e.axes(), e.axis_count(), e.keeps_dims());
 }
 template <class A, class B>
 auto rebuild_other(const dot_node<A, B>& e) {
@@ -201,15 +191,15 @@ auto rule(const X& e) {
     const A& a = std::get<0>(e.args());
     using R = value_type_t<X>;
     if constexpr (is_map_of_v<A, fn::sigmoid>) {  // log(sigmoid(x)) -> -softplus(-x)
-      return as_dtype_of<R>(-softplus(-std::get<0>(a.args())));
+      return as_dtype<R>(-softplus(-std::get<0>(a.args())));
     } else if constexpr (is_map_of_v<A, fn::exp_op>) {  // log(exp(x)) -> x
-      return as_dtype_of<R>(std::get<0>(a.args()));
+      return as_dtype<R>(std::get<0>(a.args()));
     } else if constexpr (is_map_of_v<A, fn::minus>) {
       using L = std::tuple_element_t<0, std::remove_cvref_t<decltype(a.args())>>;
       using S = std::tuple_element_t<1, std::remove_cvref_t<decltype(a.args())>>;
       if constexpr (is_constant_v<L> && is_map_of_v<S, fn::sigmoid>) {  // log(1 - sigmoid(x)) -> -softplus(x)
         const auto& x = std::get<0>(std::get<1>(a.args()).args());
-        return choose(is_one(std::get<0>(a.args())), as_dtype_of<R>(-softplus(x)), e);
+        return choose(is_one(std::get<0>(a.args())), as_dtype<R>(-softplus(x)), e);
       } else {
         return e;
       }
@@ -217,9 +207,9 @@ auto rule(const X& e) {
       using L = std::tuple_element_t<0, std::remove_cvref_t<decltype(a.args())>>;
       using Rt = std::tuple_element_t<1, std::remove_cvref_t<decltype(a.args())>>;
       if constexpr (is_constant_v<L> && !is_constant_v<Rt>)
-        return choose(is_one(std::get<0>(a.args())), as_dtype_of<R>(log1p(std::get<1>(a.args()))), e);
+        return choose(is_one(std::get<0>(a.args())), as_dtype<R>(log1p(std::get<1>(a.args()))), e);
       else if constexpr (is_constant_v<Rt> && !is_constant_v<L>)
-        return choose(is_one(std::get<1>(a.args())), as_dtype_of<R>(log1p(std::get<0>(a.args()))), e);
+        return choose(is_one(std::get<1>(a.args())), as_dtype<R>(log1p(std::get<0>(a.args()))), e);
       else return e;
     } else if constexpr (requires { typename A::operation; } && !requires { a.like(); }) {
       // log(sum(exp(x), ...)) -> the max-shifted log-sum-exp
@@ -227,9 +217,7 @@ auto rule(const X& e) {
         const auto& x = std::get<0>(a.arg().args());
         using XT = std::remove_cvref_t<decltype(x)>;
         if constexpr (std::is_floating_point_v<value_type_t<XT>>) {
-          std::array<int, max_rank> axes{};
-          for (int i = 0; i < a.axis_count(); ++i) axes[static_cast<std::size_t>(i)] = a.axis(i);
-          return as_dtype_of<R>(stable_logsumexp<A::rank>(x, axes, a.axis_count(), a.keeps_dims()));
+          return as_dtype<R>(stable_logsumexp<A::rank>(x, a.axes(), a.axis_count(), a.keeps_dims()));
         } else {
           return e;
         }
@@ -244,7 +232,7 @@ auto rule(const X& e) {
     using Rt = std::tuple_element_t<1, std::remove_cvref_t<decltype(e.args())>>;
     if constexpr (is_map_of_v<L, fn::exp_op> && is_constant_v<Rt>) {
       using R = value_type_t<X>;
-      return choose(is_one(std::get<1>(e.args())), as_dtype_of<R>(expm1(std::get<0>(std::get<0>(e.args()).args()))), e);
+      return choose(is_one(std::get<1>(e.args())), as_dtype<R>(expm1(std::get<0>(std::get<0>(e.args()).args()))), e);
     } else {
       return e;
     }
