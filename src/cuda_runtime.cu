@@ -101,6 +101,14 @@ __global__ void move_kernel(void* dst, const void* src, std::uint64_t fill, cons
   }
 }
 
+/// dst[i] += src[i]: one thread per element, grid-stride.
+template <class E>
+__global__ void accumulate_kernel(E* dst, const E* src, std::size_t n) {
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(blockDim.x) * gridDim.x)
+    dst[i] += src[i];
+}
+
 /// C[m x k] = op(A) op(B), row-major, integers wrapping (NumPy's dot): one
 /// thread per element of C.
 template <class E>
@@ -267,6 +275,19 @@ class cuda_runtime final : public fusor::device_runtime {
       default: move_kernel<std::uint64_t><<<grid, 256, 0, d.stream>>>(dst, src, fill, view); break;
     }
     check(cudaGetLastError(), "the strided move kernel");
+  }
+
+  void accumulate(int i, dtype type, void* dst, const void* src, std::size_t count) override {
+    if (count == 0) return;
+    device& d = ready(i);
+    const unsigned grid = static_cast<unsigned>(std::min<std::size_t>((count + 255) / 256, 65535));
+    if (type == dtype::float32)
+      accumulate_kernel<<<grid, 256, 0, d.stream>>>(static_cast<float*>(dst), static_cast<const float*>(src), count);
+    else if (type == dtype::float64)
+      accumulate_kernel<<<grid, 256, 0, d.stream>>>(static_cast<double*>(dst), static_cast<const double*>(src), count);
+    else
+      throw fusor::error("fusor: accumulate: a non-floating dtype");
+    check(cudaGetLastError(), "the accumulate kernel");
   }
 
   void zero(int i, void* p, std::size_t bytes) override {

@@ -58,6 +58,14 @@ template <element T, class N, class D> void graph_key(const size_ratio_node<T, N
 template <class C> void graph_key(const gate_node<C>&, key_t&);
 template <element T, class L> void graph_key(const zeros_of_node<T, L>&, key_t&);
 template <class X> void graph_key(const ref_node<X>&, key_t&);
+template <class G, class F, std::size_t K> void graph_key(const place_node<G, F, K>&, key_t&);
+
+template <class G, class F, std::size_t K>
+void graph_key(const place_node<G, F, K>& e, key_t& key) {
+  key.push_back(K);
+  graph_key(e.arg(), key);
+  graph_key(e.forward(), key);
+}
 
 template <class X>
 void graph_key(const ref_node<X>& e, key_t& key) {

@@ -1,6 +1,7 @@
-// fusor/compile/gather.hpp — what a gather step (fusor::take) does, as data
-// both backends execute: which slab of the operand each index selects, where
-// it goes in the result, and how the indices are read and checked.
+// fusor/compile/gather.hpp — what a gather step (fusor::take) and its
+// gradient's scatter step do, as data both backends execute: which slab of
+// the operand each index selects, where it goes in the result, and how the
+// indices are read and checked.
 //
 // The result is contiguous: for each position o of the axes before `axis`,
 // and each index j, one block — the operand's slab at (o, indices[j]) over
@@ -39,15 +40,15 @@ struct gather_layout {
   std::size_t index_slot_bytes = 0;
 };
 
-inline gather_layout make_gather_layout(const graph& g, const plan& p, const step_info& s) {
-  const graph_node& n = g[s.node];
+/// The layout of node n's blocks over operand `a` (of dtype `type`), with the
+/// indices of node n's child 1.
+inline gather_layout layout_over(const graph& g, const plan& p, const graph_node& n, const node_value& a, dtype type) {
   gather_layout l;
   l.what = n.text;
-  const node_value& a = p.values[static_cast<std::size_t>(n.child[0])];
   const node_value& idx = p.values[static_cast<std::size_t>(n.child[1])];
   const auto axis = static_cast<std::size_t>(normalise_axis(static_cast<int>(n.params[0]), a.shape.rank(), n.text));
   l.axis = static_cast<int>(axis);
-  l.element_bytes = size_of(g[n.child[0]].type);
+  l.element_bytes = size_of(type);
   l.axis_length = static_cast<index_t>(a.shape[axis]);
   l.axis_stride = a.strides[axis];
   // Outer offsets: every position of the axes before `axis`.
@@ -81,6 +82,39 @@ inline gather_layout make_gather_layout(const graph& g, const plan& p, const ste
   l.index_view = idx;
   l.index_count = idx.shape.elements();
   l.index_slot_bytes = p.slots[static_cast<std::size_t>(idx.slot)].bytes;
+  return l;
+}
+
+inline gather_layout make_gather_layout(const graph& g, const plan& p, const step_info& s) {
+  const graph_node& n = g[s.node];
+  return layout_over(g, p, n, p.values[static_cast<std::size_t>(n.child[0])], g[n.child[0]].type);
+}
+
+/// A scatter step (the gradient of take): the same blocks with the roles
+/// exchanged. Its destination (of the take operand's shape, contiguous) is
+/// the "operand" whose slabs the indices name; the adjoint (of the take's
+/// shape, contiguous, at `source_offset` in slot `source`) is the "result".
+struct scatter_layout {
+  gather_layout blocks;
+  dtype type{};
+  int source = -1, index_slot = -1, dest = -1;
+  index_t source_offset = 0;
+  std::size_t dest_bytes = 0;
+};
+inline scatter_layout make_scatter_layout(const graph& g, const plan& p, const step_info& s) {
+  const graph_node& n = g[s.node];
+  node_value dest;
+  dest.slot = s.dest;
+  dest.shape = p.shapes[static_cast<std::size_t>(s.node)];
+  dest.strides = c_strides(dest.shape);
+  scatter_layout l;
+  l.blocks = layout_over(g, p, n, dest, n.type);
+  l.type = n.type;
+  l.source = s.region.slot;
+  l.source_offset = s.region.offset;
+  l.index_slot = s.reads[1];
+  l.dest = s.dest;
+  l.dest_bytes = p.slots[static_cast<std::size_t>(s.dest)].bytes;
   return l;
 }
 

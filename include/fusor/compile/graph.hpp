@@ -34,6 +34,7 @@
 #include "fusor/expr/join.hpp"
 #include "fusor/expr/take.hpp"
 #include "fusor/expr/leaves.hpp"
+#include "fusor/expr/place.hpp"
 #include "fusor/expr/reduction.hpp"
 #include "fusor/expr/ref.hpp"
 #include "fusor/expr/shape_like.hpp"
@@ -50,9 +51,19 @@ namespace fusor {
 /// `size_ratio`: a rank-0 number from two nodes' shapes (`shape_of`).
 /// `gate`: its one child, or (no child) a rank-0 zero.
 /// `zeros_of`: zeros of another node's shape (`shape_of`); it reads nothing.
+/// `place`: a gradient's adjoint put back where a selection took it from
+/// (expr/place.hpp): of `shape_of[0]`'s shape, built in a temporary.
 enum class node_kind : std::uint8_t {
   input, shared, constant, map, cast, reduce, dot, transpose, reshape, given, view, iota, diagonal, join, take,
-  specify, size_ratio, gate, zeros_of
+  specify, size_ratio, gate, zeros_of, place
+};
+
+/// Which selection a `place` node reverses.
+enum class place_kind : std::uint8_t {
+  view,      ///< `slices`: the view's items
+  diagonal,  ///< `params`: offset, axis1, axis2
+  join_part, ///< `shape_of[1]`: the join; `params[0]`: the part
+  take,      ///< child 1: the indices; `params[0]`: the axis (the adjoint is added: indices may repeat)
 };
 
 /// What a reduction computes (the run-time name of red::*).
@@ -122,6 +133,8 @@ struct graph_node {
   view_spec slices{};
   // join: what it assembles (concatenate, roll, pad)
   join_params join{};
+  // place: the selection it reverses
+  place_kind placed{};
   /// Nodes whose shapes (not values) this node reads: a sum_to reduction's
   /// and a reshape_like's target shape; a size_ratio's two operands.
   std::array<int, 2> shape_of{-1, -1};
@@ -356,6 +369,10 @@ struct node_head<reshape_like_node<G, L>> {
 template <element T, class N, class D>
 struct node_head<size_ratio_node<T, N, D>> {
   using type = head_tag<struct size_ratio_head>;
+};
+template <class G, class F, std::size_t K>
+struct node_head<place_node<G, F, K>> {
+  using type = head_tag<struct place_head>;
 };
 template <element T, class L>
 struct node_head<zeros_of_node<T, L>> {
@@ -713,6 +730,39 @@ class graph_builder {
     n.elementwise = true;
     n.shape_of[0] = add(e.like());
     key.push_back(static_cast<std::uint64_t>(n.shape_of[0]));
+  }
+  template <class G, class F, std::size_t K>
+  void describe(const place_node<G, F, K>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+    using Fw = std::remove_cvref_t<decltype(e.forward())>;
+    const Fw& f = e.forward();
+    n.kind = node_kind::place;
+    n.arity = 1;
+    n.child[0] = operand_in_memory(e.arg());
+    n.shape_of[0] = add(e.like());
+    key.push_back(static_cast<std::uint64_t>(n.shape_of[0]));
+    if constexpr (requires { f.spec(); }) {
+      n.placed = place_kind::view;
+      n.slices = f.spec();
+      n.slices.append_key(key);
+    } else if constexpr (requires { f.axis1(); }) {
+      n.placed = place_kind::diagonal;
+      n.nparams = 3;
+      n.params = {f.offset(), f.axis1(), f.axis2()};
+    } else if constexpr (requires { f.join(); }) {
+      n.placed = place_kind::join_part;
+      n.shape_of[1] = add(f);
+      n.nparams = 1;
+      n.params[0] = static_cast<index_t>(K);
+    } else {
+      n.placed = place_kind::take;
+      n.arity = 2;
+      n.child[1] = operand_in_memory(f.indices());
+      n.nparams = 1;
+      n.params[0] = f.axis();
+    }
+    key.push_back(static_cast<std::uint64_t>(n.placed));
+    key.push_back(static_cast<std::uint64_t>(n.shape_of[1]));
+    for (int i = 0; i < n.nparams; ++i) key.push_back(static_cast<std::uint64_t>(n.params[static_cast<std::size_t>(i)]));
   }
   template <class C>
   void describe(const gate_node<C>& e, graph_node& n, std::vector<std::uint64_t>& key) {

@@ -73,6 +73,7 @@ enum class step_kind : std::uint8_t {
   copy,         ///< an update of a view into a spare buffer: the rest of the variable copied there first
   assemble,     ///< a join (concatenate, roll, pad): its parts moved into a temporary
   gather,       ///< take: the indexed slabs of an operand copied into a temporary (indices checked first)
+  scatter,      ///< a gradient of take: zeros, then the adjoint's slabs added at the indexed rows
   install,      ///< commit: the spare buffer becomes the variable's value (ping-pong)
   transfer,     ///< commit: another updated variable's old buffer becomes this one's value
 };
@@ -263,6 +264,7 @@ inline const char* kind_name(step_kind k) noexcept {
     case step_kind::copy: return "copy";
     case step_kind::assemble: return "assemble";
     case step_kind::gather: return "gather";
+    case step_kind::scatter: return "scatter";
     case step_kind::install: return "install";
     case step_kind::transfer: return "transfer";
   }

@@ -173,6 +173,7 @@ class planner {
         }
         case node_kind::reduce:
         case node_kind::join:
+        case node_kind::place:
         case node_kind::dot: set_contiguous(i, add_slot(slot_kind::temporary, n.type, p_.shapes[static_cast<std::size_t>(i)], -1)); break;
         case node_kind::transpose: {
           const node_value& c = in_memory(n.child[0]);
@@ -566,6 +567,36 @@ class planner {
       s.label = n.text;
       s.bytes = group_bytes(s.reads) + static_cast<double>(p_.slots[static_cast<std::size_t>(slot)].bytes);
       producer_[static_cast<std::size_t>(slot)] = emit(std::move(s));
+    } else if (n.kind == node_kind::place) {
+      step_info s;
+      s.node = node;
+      s.dest = slot;
+      const int c = n.child[0];
+      const node_value& v = in_memory(c);  // a fused adjoint gets a copy
+      ensure_value(c);
+      if (n.placed == place_kind::take) {
+        s.kind = step_kind::scatter;
+        // The scatter reads the adjoint (s.region) as contiguous runs.
+        s.region = v;
+        if (!v.contiguous()) {
+          ensure_copy(c);
+          s.region.slot = copy_of(c);
+          s.region.offset = 0;
+          s.region.strides = c_strides(v.shape);
+        }
+        s.reads.push_back(s.region.slot);
+        const int idx = n.child[1];
+        in_memory(idx);
+        ensure_value(idx);
+        s.reads.push_back(p_.values[static_cast<std::size_t>(idx)].slot);
+      } else {
+        s.kind = step_kind::assemble;
+        s.reads.push_back(v.slot);
+        s.moves = place_moves(node);
+      }
+      s.label = n.text;
+      s.bytes = group_bytes(s.reads) + static_cast<double>(p_.slots[static_cast<std::size_t>(slot)].bytes);
+      producer_[static_cast<std::size_t>(slot)] = emit(std::move(s));
     } else if (n.kind == node_kind::dot) {
       step_info s;
       s.kind = step_kind::dot;
@@ -695,6 +726,83 @@ class planner {
         }
         break;
       }
+    }
+    return moves;
+  }
+
+  /// The moves that build place node `node` (a view's, a diagonal's or a join
+  /// part's adjoint) into its slot, contiguous of the node's shape: the
+  /// join's or the view's own moves, reversed (expr/place.hpp).
+  std::vector<step_info::move> place_moves(int node) const {
+    const graph_node& n = g_[node];
+    const node_value& adj = p_.values[static_cast<std::size_t>(n.child[0])];
+    const dims& out = p_.shapes[static_cast<std::size_t>(node)];
+    const auto cs = c_strides(out);
+    std::vector<step_info::move> moves;
+    // adj's box of `extent` from `src_offset` (elements, in adj's slot) along
+    // its own strides, into dest's from `dst_offset` along `dst_strides`.
+    auto move = [&](const dims& extent, index_t src_offset, index_t dst_offset,
+                    const std::array<index_t, max_rank>& dst_strides) {
+      step_info::move m;
+      m.from = adj.slot;
+      m.view.rank = static_cast<int>(extent.rank());
+      for (std::size_t d = 0; d < extent.rank(); ++d) {
+        m.view.extent[d] = static_cast<index_t>(extent[d]);
+        m.view.src_strides[d] = adj.strides[d];
+        m.view.dst_strides[d] = dst_strides[d];
+      }
+      m.view.src_offset = src_offset;
+      m.view.dst_offset = dst_offset;
+      if (m.view.elements() > 0) moves.push_back(m);
+    };
+    if (n.placed == place_kind::view || n.placed == place_kind::diagonal) {
+      // Zeros everywhere, then the adjoint into the region the selection read.
+      step_info::move zeros;
+      zeros.view.rank = static_cast<int>(out.rank());
+      for (std::size_t d = 0; d < out.rank(); ++d) {
+        zeros.view.extent[d] = static_cast<index_t>(out[d]);
+        zeros.view.dst_strides[d] = cs[d];
+      }
+      if (zeros.view.elements() > 0) moves.push_back(zeros);
+      const detail::resolved_view r =
+          n.placed == place_kind::view ? detail::resolve_view(n, out, cs) : detail::resolve_diagonal(n, out, cs);
+      move(r.shape, adj.offset, r.offset, r.strides);
+      return moves;
+    }
+    // A join's part: the piece of the adjoint the part was moved to.
+    const graph_node& j = g_[n.shape_of[1]];
+    const auto k = static_cast<std::size_t>(n.params[0]);
+    const dims& joined = p_.shapes[static_cast<std::size_t>(n.shape_of[1])];
+    switch (j.join.kind) {
+      case join_kind::concatenate: {
+        const auto axis = static_cast<std::size_t>(detail::normalise_axis(j.join.axis, joined.rank(), j.text));
+        index_t at = 0;
+        for (std::size_t q = 0; q < k; ++q) at += static_cast<index_t>(p_.shapes[static_cast<std::size_t>(j.child[q])][axis]);
+        move(out, adj.offset + at * adj.strides[axis], 0, cs);
+        break;
+      }
+      case join_kind::roll: {
+        // The join moved [0, len - s) to [s, len) and [len - s, len) to [0, s).
+        const auto axis = static_cast<std::size_t>(detail::normalise_axis(j.join.axis, joined.rank(), j.text));
+        const auto len = static_cast<index_t>(out[axis]);
+        if (len == 0) break;
+        const index_t sh = ((j.join.shift % len) + len) % len;
+        dims tail = out, head = out;
+        tail[axis] = static_cast<std::size_t>(len - sh);
+        head[axis] = static_cast<std::size_t>(sh);
+        move(tail, adj.offset + sh * adj.strides[axis], 0, cs);
+        move(head, adj.offset, (len - sh) * cs[axis], cs);
+        break;
+      }
+      case join_kind::pad_constant: {
+        index_t inner = adj.offset;
+        for (std::size_t d = 0; d < out.rank(); ++d)
+          inner += j.join.before[j.join.widths == 1 ? 0 : d] * adj.strides[d];
+        move(out, inner, 0, cs);
+        break;
+      }
+      case join_kind::pad_edge:
+        throw error("fusor: internal error: " + n.text + ": an edge pad has no place step");
     }
     return moves;
   }

@@ -362,7 +362,8 @@ inline std::vector<dims> infer_shapes(const graph& g, const call_facts& f) {
         }
         break;
       case node_kind::size_ratio: out = dims{}; break;
-      case node_kind::zeros_of: out = shape[static_cast<std::size_t>(n.shape_of[0])]; break;
+      case node_kind::zeros_of:
+      case node_kind::place: out = shape[static_cast<std::size_t>(n.shape_of[0])]; break;
       case node_kind::gate:  // closed: length 1 along each of its axes, which broadcasts anywhere
         if (n.arity == 1) out = child(0);
         else

@@ -14,6 +14,7 @@
 #include "fusor/expr/join.hpp"
 #include "fusor/expr/take.hpp"
 #include "fusor/expr/leaves.hpp"
+#include "fusor/expr/place.hpp"
 #include "fusor/expr/reduction.hpp"
 #include "fusor/expr/ref.hpp"
 #include "fusor/expr/shape_like.hpp"
@@ -95,6 +96,8 @@ template <element T, class N, class D, class... S>
 size_ratio_node<T, N, D> substitute(const size_ratio_node<T, N, D>& e, const std::tuple<S...>& swaps);
 template <class C, class... S>
 gate_node<C> substitute(const gate_node<C>& e, const std::tuple<S...>& swaps);
+template <class G, class F, std::size_t K, class... S>
+place_node<G, F, K> substitute(const place_node<G, F, K>& e, const std::tuple<S...>& swaps);
 template <class X, class... S>
 ref_node<X> substitute(const ref_node<X>& e, const std::tuple<S...>& swaps) {
   return ref_node<X>(substitute(e.target(), swaps));
@@ -180,6 +183,10 @@ size_ratio_node<T, N, D> substitute(const size_ratio_node<T, N, D>& e, const std
 template <class C, class... S>
 gate_node<C> substitute(const gate_node<C>& e, const std::tuple<S...>& swaps) {
   return gate_node<C>(substitute(e.arg(), swaps), e.on());
+}
+template <class G, class F, std::size_t K, class... S>
+place_node<G, F, K> substitute(const place_node<G, F, K>& e, const std::tuple<S...>& swaps) {
+  return place_node<G, F, K>(substitute(e.arg(), swaps), substitute(e.forward_held(), swaps));
 }
 
 }  // namespace fusor

@@ -12,6 +12,7 @@
 #include "fusor/expr/dot.hpp"
 #include "fusor/expr/elementwise.hpp"
 #include "fusor/expr/leaves.hpp"
+#include "fusor/expr/place.hpp"
 #include "fusor/expr/reduction.hpp"
 #include "fusor/expr/shape_ops.hpp"
 #include "fusor/expr/generate.hpp"
@@ -103,6 +104,11 @@ void visit_leaves(const ref_node<X>& e, F&& f) {
 template <class F, element T, class L>
 void visit_leaves(const zeros_of_node<T, L>& e, F&& f) {
   visit_leaves(e.like(), f);
+}
+template <class F, class G, class Fw, std::size_t K>
+void visit_leaves(const place_node<G, Fw, K>& e, F&& f) {
+  visit_leaves(e.arg(), f);
+  visit_leaves(e.forward(), f);  // read for its shapes (and a take's indices)
 }
 template <class F, class C>
 void visit_leaves(const gate_node<C>& e, F&& f) {

@@ -34,6 +34,7 @@
 #include "fusor/expr/generate.hpp"
 #include "fusor/expr/join.hpp"
 #include "fusor/expr/leaves.hpp"
+#include "fusor/expr/place.hpp"
 #include "fusor/expr/reduction.hpp"
 #include "fusor/expr/shape_like.hpp"
 #include "fusor/expr/shape_ops.hpp"
@@ -335,27 +336,92 @@ class walker {
     return make_part<L, S>(gated(std::move(p.e), on));
   }
 
-  // ------------------------------------------------------------ no gradient through these (yet)
+  // ------------------------------------------------------------ selections: the adjoint put back (expr/place.hpp)
 
-  template <class A, int N, class P>
-  auto back_node(const view_node<A, N>& e, const P&) {
-    refuse_inside(e, "a view");
-    return none{};
+  template <class A, int N, class E, bool L, bool S>
+  auto back_node(const view_node<A, N>& e, const part<E, L, S>& adj) {
+    if constexpr (!differentiable_v<value_type_t<A>>) return none{};
+    else return back(e.arg(), make_part<false, false>(place(conform(adj, e), e)));
   }
-  template <class A, class P>
-  auto back_node(const diagonal_node<A>& e, const P&) {
-    refuse_inside(e, "a diagonal");
-    return none{};
+  template <class A, class E, bool L, bool S>
+  auto back_node(const diagonal_node<A>& e, const part<E, L, S>& adj) {
+    if constexpr (!differentiable_v<value_type_t<A>>) return none{};
+    else return back(e.arg(), make_part<false, false>(place(conform(adj, e), e)));
   }
-  template <class A, class I, int N, class P>
-  auto back_node(const take_node<A, I, N>& e, const P&) {
-    refuse_inside(e, "take");
-    return none{};
+  /// take: the adjoint's slabs added at the rows the indices name (the
+  /// indices themselves have no gradient).
+  template <class A, class I, int N, class E, bool L, bool S>
+  auto back_node(const take_node<A, I, N>& e, const part<E, L, S>& adj) {
+    if constexpr (!differentiable_v<value_type_t<A>>) return none{};
+    else return back(e.arg(), make_part<false, false>(place(conform(adj, e), e)));
   }
-  template <int N, class... A, class P>
-  auto back_node(const join_node<N, A...>& e, const P&) {
-    refuse_inside(e, "a join (concatenate, stack, roll, pad)");
-    return none{};
+  /// A join: each part's adjoint is the piece of the join's adjoint it was
+  /// moved to. An edge pad copies its edges into the border (several result
+  /// elements from one operand element, which moves cannot sum): refused.
+  template <int N, class... A, class E, bool L, bool S>
+  auto back_node(const join_node<N, A...>& e, const part<E, L, S>& adj) {
+    if constexpr (!differentiable_v<value_type_t<join_node<N, A...>>>) {
+      return none{};
+    } else {
+      const auto g = conform(adj, e);
+      auto r = [&]<std::size_t... K>(std::index_sequence<K...>) {
+        return sum_parts(join_part<K>(e, g)...);
+      }(std::index_sequence_for<A...>{});
+      if constexpr (sizeof...(A) == 1 && is_part_v<decltype(r)>) {
+        // Roll or pad (or a concatenate of one part): the kind is a run-time
+        // value, and an edge pad's gradient must stay out of the graph.
+        const bool edge = e.join().kind == join_kind::pad_edge;
+        if (edge) refuse_inside(e, "an edge pad (pad(..., fusor::edge))");
+        return gate_part(std::move(r), !edge);
+      } else {
+        return r;
+      }
+    }
+  }
+  template <std::size_t K, int N, class... A, class G>
+  auto join_part(const join_node<N, A...>& e, const G& g) {
+    using AK = std::tuple_element_t<K, std::tuple<A...>>;
+    if constexpr (!reaches_v<AK, W>) return none{};
+    else return back(std::get<K>(e.args()), make_part<false, false>(place<K>(g, e)));
+  }
+
+  /// A place is linear in its adjoint operand: the adjoint of that operand is
+  /// the selection again, applied to this adjoint (second derivatives).
+  template <class G, class F, std::size_t K, class E, bool L, bool S>
+  auto back_node(const place_node<G, F, K>& e, const part<E, L, S>& adj) {
+    if constexpr (!differentiable_v<value_type_t<G>>) {
+      return none{};
+    } else {
+      auto a = conform(adj, e);
+      using X = decltype(a);
+      const auto& f = e.forward();
+      if constexpr (requires { f.spec(); }) {
+        return back(e.arg(), make_part<false, false>(view_node<X, G::rank>(std::move(a), f.spec())));
+      } else if constexpr (requires { f.axis1(); }) {
+        return back(e.arg(), make_part<false, false>(diagonal_node<X>(std::move(a), f.offset(), f.axis1(), f.axis2())));
+      } else if constexpr (requires { f.indices(); }) {
+        return back(e.arg(), make_part<false, false>(take_node<X, std::remove_cvref_t<decltype(f.indices())>, G::rank>(
+                                                         std::move(a), f.indices(), f.axis())));
+      } else {
+        // Part K of a join: the join again, with zeros for the other parts
+        // (and a zero fill for a constant pad).
+        using V = value_type_t<G>;
+        join_params p = f.join();
+        p.fill = 0;
+        auto parts = [&]<std::size_t... J>(std::index_sequence<J...>) {
+          return std::make_tuple([&] {
+            if constexpr (J == K) return a;
+            else return zeros_of<V>(ref(std::get<J>(f.args())));
+          }()...);
+        }(std::make_index_sequence<std::tuple_size_v<std::remove_cvref_t<decltype(f.args())>>>{});
+        return std::apply(
+            [&](auto&... q) {
+              using J = join_node<std::remove_cvref_t<decltype(f)>::rank, std::remove_cvref_t<decltype(q)>...>;
+              return back(e.arg(), make_part<false, false>(J(std::tuple(std::move(q)...), p)));
+            },
+            parts);
+      }
+    }
   }
 
   /// The target below a node grad cannot differentiate: a clear error (a

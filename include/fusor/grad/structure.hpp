@@ -24,6 +24,7 @@
 #include "fusor/expr/generate.hpp"
 #include "fusor/expr/join.hpp"
 #include "fusor/expr/leaves.hpp"
+#include "fusor/expr/place.hpp"
 #include "fusor/expr/reduction.hpp"
 #include "fusor/expr/ref.hpp"
 #include "fusor/expr/shape_like.hpp"
@@ -94,6 +95,10 @@ struct children_of<sum_to_node<G, L>> {
 };
 template <class G, class L>
 struct children_of<reshape_like_node<G, L>> {
+  using type = tlist<G>;
+};
+template <class G, class F, std::size_t K>
+struct children_of<place_node<G, F, K>> {
   using type = tlist<G>;
 };
 template <class C>

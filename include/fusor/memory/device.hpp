@@ -75,6 +75,9 @@ class device_runtime {
                             std::size_t element_bytes) = 0;
   /// Sets `bytes` of device memory to zero (ordered on the stream).
   virtual void zero(int device, void* p, std::size_t bytes) = 0;
+  /// dst[i] += src[i] for `count` contiguous elements of the floating dtype
+  /// `type` (the scatter of take's gradient), ordered on the stream.
+  virtual void accumulate(int device, dtype type, void* dst, const void* src, std::size_t count) = 0;
   /// Waits for everything ordered on the device's stream; throws
   /// device_fault_error if the device reported a fault.
   virtual void synchronize(int device) = 0;

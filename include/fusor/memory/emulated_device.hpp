@@ -213,6 +213,19 @@ class emulated_runtime final : public device_runtime {
     run(device, body);
   }
 
+  void accumulate(int device, dtype type, void* dst, const void* src, std::size_t count) override {
+    if (count == 0) return;
+    auto body = [=] {
+      visit(type, [&](auto zero) {
+        using E = decltype(zero);
+        if constexpr (std::is_floating_point_v<E>)
+          for (std::size_t i = 0; i < count; ++i) static_cast<E*>(dst)[i] += static_cast<const E*>(src)[i];
+        else throw error("fusor: accumulate: a non-floating dtype");
+      });
+    };
+    run(device, body);
+  }
+
   void run_on_host(int device, void (*fn)(void*), void* context, std::size_t bytes) override {
     std::lock_guard lock(mutex_);
     state& d = devices_.at(static_cast<std::size_t>(device));

@@ -32,6 +32,7 @@
 #include "fusor/expr/generate.hpp"
 #include "fusor/expr/join.hpp"
 #include "fusor/expr/leaves.hpp"
+#include "fusor/expr/place.hpp"
 #include "fusor/expr/reduction.hpp"
 #include "fusor/expr/ref.hpp"
 #include "fusor/expr/shape_like.hpp"
@@ -165,6 +166,11 @@ template <class X>
 auto rebuild_other(const ref_node<X>& e) {
   auto x = stabilize(e.target());
   return ref_node<decltype(x)>(std::move(x));
+}
+template <class G, class F, std::size_t K>
+auto rebuild_other(const place_node<G, F, K>& e) {
+  auto g = stabilize(e.arg());
+  return place_node<decltype(g), F, K>(std::move(g), e.forward_held());
 }
 template <class C>
 auto rebuild_other(const gate_node<C>& e) {

@@ -522,4 +522,37 @@ struct gather_step final : prepared_step {
   }
 };
 
+// ---------------------------------------------------------------- scattering (the gradient of take)
+
+/// The gradient of take: the destination zeroed, then each block of the
+/// adjoint added to the block of the destination its index names, in index
+/// order (an index named twice receives both). Indices are checked first.
+struct scatter_step final : prepared_step {
+  fusor::detail::scatter_layout layout;
+  std::vector<std::int64_t> indices;  ///< sized when prepared: a call allocates nothing
+  void run(void* const* slots) override {
+    fusor::detail::read_indices(layout.blocks, slots[layout.index_slot], indices);
+    std::memset(slots[layout.dest], 0, layout.dest_bytes);
+    visit(layout.type, [&](auto zero) {
+      using T = decltype(zero);
+      if constexpr (std::is_floating_point_v<T>) {
+        const T* src = static_cast<const T*>(slots[layout.source]) + layout.source_offset;
+        T* dst = static_cast<T*>(slots[layout.dest]);
+        const index_t n = layout.blocks.block_elements;
+        fusor::detail::for_each_block(layout.blocks, indices, [&](index_t from, index_t to) {
+          for (index_t i = 0; i < n; ++i) dst[to + i] += src[from + i];
+        });
+      }
+    });
+  }
+  static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s) {
+    auto st = std::make_unique<scatter_step>();
+    st->layout = fusor::detail::make_scatter_layout(g, p, s);
+    if (!is_floating(st->layout.type))
+      throw error("fusor: internal error: " + st->layout.blocks.what + ": a scatter of a non-floating dtype");
+    st->indices.resize(st->layout.blocks.index_count);
+    return st;
+  }
+};
+
 }  // namespace fusor::cpu

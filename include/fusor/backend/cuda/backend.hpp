@@ -100,6 +100,7 @@ struct backend {
         case step_kind::copy: return copy_boxes_step::prepare(g, p, s);
         case step_kind::assemble: return assemble_step::prepare(p, s);
         case step_kind::gather: return gather_step::prepare(g, p, s);
+        case step_kind::scatter: return scatter_step::prepare(g, p, s);
         case step_kind::install:
         case step_kind::transfer: return nullptr;
       }

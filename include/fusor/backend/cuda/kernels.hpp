@@ -535,4 +535,39 @@ struct gather_step final : prepared_step {
   }
 };
 
+// ---------------------------------------------------------------- scattering (the gradient of take)
+
+/// The gradient of take on a device: the indices are copied to the host and
+/// checked (as for take: the step is not captured into graphs), the
+/// destination is zeroed, then each block of the adjoint is added to the
+/// block its index names — one launch per block, in index order, so an index
+/// named twice receives both without atomics. (One launch with atomics, or a
+/// sort by index, would be faster for many small blocks.)
+struct scatter_step final : prepared_step {
+  fusor::detail::scatter_layout layout;
+  std::vector<std::int64_t> indices;
+  std::vector<std::byte> staging;  ///< the index slot, on the host
+  bool capturable() const override { return false; }
+  void run(void* const* slots, const context& ctx) override {
+    if (!staging.empty()) copy_bytes(staging.data(), host, slots[layout.index_slot], ctx.space, staging.size());
+    fusor::detail::read_indices(layout.blocks, staging.data(), indices);
+    ctx.runtime->zero(ctx.device, slots[layout.dest], layout.dest_bytes);
+    const auto* src = static_cast<const std::byte*>(slots[layout.source]);
+    auto* dst = static_cast<std::byte*>(slots[layout.dest]);
+    const std::size_t e = layout.blocks.element_bytes;
+    const auto n = static_cast<std::size_t>(layout.blocks.block_elements);
+    fusor::detail::for_each_block(layout.blocks, indices, [&](index_t from, index_t to) {
+      ctx.runtime->accumulate(ctx.device, layout.type, dst + static_cast<std::size_t>(to) * e,
+                              src + static_cast<std::size_t>(layout.source_offset + from) * e, n);
+    });
+  }
+  static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s) {
+    auto st = std::make_unique<scatter_step>();
+    st->layout = fusor::detail::make_scatter_layout(g, p, s);
+    st->indices.resize(st->layout.blocks.index_count);
+    st->staging.resize(st->layout.blocks.index_slot_bytes);
+    return st;
+  }
+};
+
 }  // namespace fusor::gpu

@@ -1,0 +1,96 @@
+// fusor/expr/place.hpp — the adjoint of a selection: a value put back where a
+// view, a diagonal, a join or a take found it.
+//
+//   place(g, view(x, ...))            zeros of x's shape, g written into the region the view reads
+//   place(g, diagonal(x, ...))        zeros of x's shape, g written along the diagonal
+//   place<K>(g, concatenate(...))     the piece of g that part K of the join became
+//                                     (concatenate, stack, roll, constant pad)
+//   place(g, take(x, idx, axis))      zeros of x's shape, g's slabs *added* at the rows idx
+//                                     names (an index named twice receives both)
+//
+// These are what fusor::grad (grad/) builds where a target is read through a
+// selection; they are not public names. The forward node is held for its
+// parameters and for the shapes the plan infers for its operands: it is never
+// computed for a place. The result is built in a temporary: by moves (the
+// assemble step joins use) for views, diagonals and joins, by a scatter-add
+// step for take.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "fusor/expr/join.hpp"
+#include "fusor/expr/node.hpp"
+#include "fusor/expr/ref.hpp"
+#include "fusor/expr/shape_ops.hpp"
+#include "fusor/expr/take.hpp"
+#include "fusor/expr/view.hpp"
+
+namespace fusor {
+
+namespace detail {
+template <class F>
+const auto& unref(const F& f) noexcept {
+  if constexpr (is_ref_v<F>) return f.target();
+  else return f;
+}
+/// Operand K of a forward selection node: its arg(), or part K of a join.
+template <std::size_t K, class F>
+const auto& selected_from(const F& f) noexcept {
+  if constexpr (requires { f.join(); }) return std::get<K>(f.args());
+  else return f.arg();
+}
+}  // namespace detail
+
+/// G put back where the forward selection F (a view, diagonal, join or take
+/// node, or a reference to one) took it from operand K: a value of that
+/// operand's shape.
+template <class G, class F, std::size_t K = 0>
+class place_node : public expression_base {
+  using forward_type = std::remove_cvref_t<decltype(detail::unref(std::declval<const F&>()))>;
+  using like_type = std::remove_cvref_t<decltype(detail::selected_from<K>(std::declval<const forward_type&>()))>;
+
+ public:
+  using value_type = value_type_t<G>;
+  static constexpr int rank = like_type::rank;
+  static constexpr std::size_t part = K;
+
+  place_node(G g, F forward) : arg_(std::move(g)), forward_(std::move(forward)) {}
+  const G& arg() const noexcept { return arg_; }
+  /// The forward selection, as held (a reference, usually).
+  const F& forward_held() const noexcept { return forward_; }
+  const forward_type& forward() const noexcept { return detail::unref(forward_); }
+  /// The operand whose shape the result has (read for its shape only).
+  const like_type& like() const noexcept { return detail::selected_from<K>(forward()); }
+  /// Whether the adjoint is added (take: indices may repeat), not written.
+  static constexpr bool accumulates = requires(const forward_type& f) { f.indices(); };
+
+  std::string str() const {
+    const std::string part_text = requires(const forward_type& f) { f.join(); } ? "part " + std::to_string(K) + " of "
+                                                                                 : std::string();
+    return "place(" + arg_.str() + ", " + part_text + forward().str() + ")";
+  }
+
+ private:
+  G arg_;
+  F forward_;
+};
+
+template <class X>
+inline constexpr bool is_place_v = false;
+template <class G, class F, std::size_t K>
+inline constexpr bool is_place_v<place_node<G, F, K>> = true;
+
+namespace detail {
+/// place<K>(g, forward): see the file comment. `forward` is held by reference.
+template <std::size_t K = 0, class G, class F>
+[[nodiscard]] auto place(G&& g, const F& forward) {
+  using R = decltype(ref(forward));
+  return place_node<as_expression_t<G>, R, K>(as_expression(std::forward<G>(g)), ref(forward));
+}
+}  // namespace detail
+
+}  // namespace fusor
