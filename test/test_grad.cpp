@@ -132,6 +132,20 @@ TEST_CASE("grad of the reductions, over all axes, one axis, several, with keepdi
   verify_grad(fusor::sum(fusor::exp(fusor::min(A, 1))), A);
   verify_grad(fusor::max(A) + fusor::min(A), A);
   verify_grad(fusor::sum(fusor::max(A, 1, fusor::keepdims) * A), A);
+  verify_grad(fusor::nansum(A * A), A);
+  verify_grad(fusor::sum(fusor::exp(fusor::nanmean(A, 0))), A);
+  verify_grad(fusor::sum(fusor::nanmax(A, 1) * 3) + fusor::nanmin(A), A);
+}
+
+TEST_CASE("NaN-ignoring reductions: a NaN gets no gradient, the others as without it") {
+  const double nan = std::nan("");
+  auto x = fusor::shared(xt::xtensor<double, 1>{1.0, nan, 3.0, 2.0}, "x");
+  const xt::xtensor<double, 1> gs = fusor::eval(fusor::grad(fusor::nansum(x * x), x));
+  CHECK(gs == xt::xtensor<double, 1>{2.0, 0.0, 6.0, 4.0});
+  const xt::xtensor<double, 1> gm = fusor::eval(fusor::grad(fusor::nanmean(x), x));  // 3 numbers
+  CHECK(xt::allclose(gm, xt::xtensor<double, 1>{1.0 / 3, 0.0, 1.0 / 3, 1.0 / 3}));
+  const xt::xtensor<double, 1> gx = fusor::eval(fusor::grad(fusor::nanmax(x) - fusor::nanmin(x), x));
+  CHECK(gx == xt::xtensor<double, 1>{-1.0, 0.0, 1.0, 0.0});
 }
 
 TEST_CASE("grad of prod with zeros: the product of the others, never a division by zero") {

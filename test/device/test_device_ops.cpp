@@ -329,6 +329,25 @@ TEST_CASE_FIXTURE(fixture, "take on a device: indices read and checked, blocks m
   CHECK(refused[1]);
 }
 
+TEST_CASE_FIXTURE(fixture, "gradients through selections on a device: places moved, take's scatter added there") {
+  const auto xv = ramp({6, 4}, -1.0, 0.25);
+  xt::xarray<double> outs[2];
+  for (int k = 0; k < 2; ++k) {
+    auto X = fusor::shared(xt::xtensor<double, 2>(xv), {.name = "X", .space = spaces[k]});
+    fusor::vector<std::int64_t> idx{"idx"};
+    using fusor::range;
+    using fusor::_;
+    const auto cost = fusor::sum(fusor::exp(fusor::take(X, idx) * 0.5)) +
+                      fusor::sum(fusor::view(X, range(1, _), range(_, _, 2)) * fusor::view(X, range(_, -1), range(_, _, 2))) +
+                      fusor::sum(fusor::sin(fusor::concatenate(std::tuple(X, fusor::roll(X, 1, 0)), 1))) +
+                      fusor::sum(fusor::diagonal(X) * fusor::diagonal(X, -1)) + fusor::sum(fusor::pad(X, 1, 2.0) * 0.25);
+    auto f = device_test::function(fusor::inputs(idx), fusor::outputs(fusor::grad(cost, X)));
+    outs[k] = f(xt::xtensor<std::int64_t, 1>{5, -6, 2, 2, 0});
+  }
+  REQUIRE(outs[0].shape() == std::vector<std::size_t>{6, 4});
+  check_close(outs[1], outs[0], 1e-12);
+}
+
 TEST_CASE_FIXTURE(fixture, "strided host arguments of a device function: gathered on the host, uploaded") {
   xt::xtensor<double, 2> data = ramp({6, 5}, -2.0, 0.5);
   auto v = xt::view(data, xt::range(5, 0, -2), xt::range(1, 4));

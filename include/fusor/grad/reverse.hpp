@@ -210,9 +210,15 @@ class walker {
         return back(x, make_part<false, true>(gx));
       } else if constexpr (std::is_same_v<Op, red::mean>) {
         return back(x, make_part<false, true>(gx * size_ratio<V>(e, x)));
-      } else if constexpr (std::is_same_v<Op, red::max> || std::is_same_v<Op, red::min>) {
+      } else if constexpr (std::is_same_v<Op, red::nansum>) {
+        return back(x, make_part<false, false>(where(x == x, gx, 0)));  // a NaN counted as zero gets none
+      } else if constexpr (std::is_same_v<Op, red::nanmean>) {
+        const auto numbers = kept<red::sum>(e, cast<V>(x == x));
+        return back(x, make_part<false, false>(where(x == x, gx / numbers, 0)));
+      } else if constexpr (std::is_same_v<Op, red::max> || std::is_same_v<Op, red::min> ||
+                           std::is_same_v<Op, red::nanmax> || std::is_same_v<Op, red::nanmin>) {
         // The gradient goes to the elements equal to the result, shared
-        // equally among ties.
+        // equally among ties (a NaN equals nothing: the nan- forms skip it).
         const auto m = expand(e, ref(e));
         const auto ties = kept<red::sum>(e, cast<V>(x == m));
         return back(x, make_part<false, false>(where(x == m, gx / ties, 0)));
@@ -225,7 +231,7 @@ class walker {
                            gx * where(zeros == 0, nonzero / x, where(logical_and(zeros == 1, x == 0), nonzero, 0))));
       } else {
         refuse_inside(e, std::string("the reduction ") + Op::name + " (fusor::grad differentiates sum, mean, prod, "
-                                                                 "max and min)");
+                                                                 "max, min and their NaN-ignoring forms)");
         return none{};
       }
     }
