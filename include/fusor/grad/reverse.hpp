@@ -370,18 +370,13 @@ class walker {
       return none{};
     } else {
       const auto g = conform(adj, e);
-      auto r = [&]<std::size_t... K>(std::index_sequence<K...>) {
+      // The target below an edge pad is refused; another variable of its
+      // type there contributes through a closed gate, so the edge pad's place
+      // never enters a graph.
+      if (e.join().kind == join_kind::pad_edge) refuse_inside(e, "an edge pad (pad(..., fusor::edge))");
+      return [&]<std::size_t... K>(std::index_sequence<K...>) {
         return sum_parts(join_part<K>(e, g)...);
       }(std::index_sequence_for<A...>{});
-      if constexpr (sizeof...(A) == 1 && is_part_v<decltype(r)>) {
-        // Roll or pad (or a concatenate of one part): the kind is a run-time
-        // value, and an edge pad's gradient must stay out of the graph.
-        const bool edge = e.join().kind == join_kind::pad_edge;
-        if (edge) refuse_inside(e, "an edge pad (pad(..., fusor::edge))");
-        return gate_part(std::move(r), !edge);
-      } else {
-        return r;
-      }
     }
   }
   template <std::size_t K, int N, class... A, class G>
