@@ -3,9 +3,7 @@
 // second derivatives, shared sub-expressions walked once, variables of one
 // C++ type told apart, and the refusals.
 //
-// Tolerance: |analytic - numeric| <= 1e-6 * (1 + max(|analytic|, |numeric|))
-// with a step of 1e-6 (central differences in double: truncation ~1e-12,
-// rounding ~1e-10 relative to the cost).
+// Tolerance and step: verify_grad.hpp.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -16,35 +14,12 @@
 
 #include <fusor/fusor.hpp>
 
+#include "verify_grad.hpp"
+
 namespace {
 
-template <class E>
-double value_of(const E& e) {
-  const xt::xarray<double> v = fusor::eval(fusor::cast<double>(e));
-  return v();
-}
-
-/// Checks fusor::grad(cost, w) against central differences of the cost.
-template <class Cost, class V>
-void verify_grad(const Cost& cost, fusor::shared<V>& w, double h = 1e-6, double tol = 1e-6) {
-  const xt::xarray<double> g = fusor::eval(fusor::cast<double>(fusor::grad(cost, w)));
-  const V w0 = w.get_value();
-  REQUIRE(g.shape().size() == w0.shape().size());
-  for (std::size_t d = 0; d < w0.dimension(); ++d) REQUIRE(g.shape()[d] == w0.shape()[d]);
-  for (std::size_t i = 0; i < w0.size(); ++i) {
-    V plus = w0, minus = w0;
-    plus.flat(i) += h;
-    minus.flat(i) -= h;
-    w.set_value(plus);
-    const double cp = value_of(cost);
-    w.set_value(minus);
-    const double cm = value_of(cost);
-    const double numeric = (cp - cm) / (2 * h);
-    INFO("element ", i, " of ", w.name(), ": analytic ", g.flat(i), ", numeric ", numeric);
-    CHECK(std::abs(g.flat(i) - numeric) <= tol * (1 + std::max(std::abs(g.flat(i)), std::abs(numeric))));
-  }
-  w.set_value(w0);
-}
+using grad_check::verify_grad;
+using grad_check::verify_hessian_vector;
 
 xt::xtensor<double, 1> vec(std::size_t n, double lo = -1, double hi = 1, int seed = 1) {
   xt::random::seed(static_cast<unsigned>(seed));
@@ -261,18 +236,7 @@ TEST_CASE("second derivatives: a Hessian-vector product against differences of t
   auto A = fusor::shared(mat(5, 4, -1, 1, 22), "A");
   const auto cost = fusor::sum(fusor::log1p(fusor::exp(fusor::dot(A, w)))) + fusor::sum(w * w * w) / 3;
   const auto gw = fusor::grad(cost, w);
-  const auto hv = fusor::grad(fusor::sum(gw * v), w);  // H v
-  const xt::xtensor<double, 1> got = fusor::eval(hv);
-  const xt::xtensor<double, 1> w0 = w.get_value();
-  const xt::xtensor<double, 1> dir = v.get_value();
-  const double h = 1e-5;
-  w.set_value(xt::xtensor<double, 1>(w0 + h * dir));
-  const xt::xtensor<double, 1> gp = fusor::eval(gw);
-  w.set_value(xt::xtensor<double, 1>(w0 - h * dir));
-  const xt::xtensor<double, 1> gm = fusor::eval(gw);
-  w.set_value(w0);
-  const xt::xtensor<double, 1> numeric = (gp - gm) / (2 * h);
-  CHECK(xt::allclose(got, numeric, 1e-6, 1e-8));
+  verify_hessian_vector(gw, w, v);  // H v
   // and a second derivative of a scalar function, exactly: d2/dx2 fusor::sum(x^3) = 6x
   auto x = fusor::shared(xt::xtensor<double, 1>{1.0, -2.0}, "x");
   const xt::xtensor<double, 1> d2 = fusor::eval(fusor::grad(fusor::sum(fusor::grad(fusor::sum(x * x * x), x)), x));

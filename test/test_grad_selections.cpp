@@ -5,8 +5,7 @@
 // easy to state; second derivatives through them; the plan's steps; and the
 // refusal of an edge pad.
 //
-// Tolerance as in test_grad.cpp: |analytic - numeric| <= 1e-6 * (1 + max(|a|, |n|)),
-// step 1e-6.
+// Tolerance and step: verify_grad.hpp.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -18,35 +17,12 @@
 
 #include <fusor/fusor.hpp>
 
+#include "verify_grad.hpp"
+
 namespace {
 
-template <class E>
-double value_of(const E& e) {
-  const xt::xarray<double> v = fusor::eval(fusor::cast<double>(e));
-  return v();
-}
-
-/// Checks fusor::grad(cost, w) against central differences of the cost.
-template <class Cost, class V>
-void verify_grad(const Cost& cost, fusor::shared<V>& w, double h = 1e-6, double tol = 1e-6) {
-  const xt::xarray<double> g = fusor::eval(fusor::cast<double>(fusor::grad(cost, w)));
-  const V w0 = w.get_value();
-  REQUIRE(g.shape().size() == w0.shape().size());
-  for (std::size_t d = 0; d < w0.dimension(); ++d) REQUIRE(g.shape()[d] == w0.shape()[d]);
-  for (std::size_t i = 0; i < w0.size(); ++i) {
-    V plus = w0, minus = w0;
-    plus.flat(i) += h;
-    minus.flat(i) -= h;
-    w.set_value(plus);
-    const double cp = value_of(cost);
-    w.set_value(minus);
-    const double cm = value_of(cost);
-    const double numeric = (cp - cm) / (2 * h);
-    INFO("element ", i, " of ", w.name(), ": analytic ", g.flat(i), ", numeric ", numeric);
-    CHECK(std::abs(g.flat(i) - numeric) <= tol * (1 + std::max(std::abs(g.flat(i)), std::abs(numeric))));
-  }
-  w.set_value(w0);
-}
+using grad_check::verify_grad;
+using grad_check::verify_hessian_vector;
 
 xt::xtensor<double, 1> vec(std::size_t n, int seed) {
   xt::random::seed(static_cast<unsigned>(seed));
@@ -165,21 +141,10 @@ TEST_CASE("second derivatives through selections: a Hessian-vector product again
                     fusor::sum(rows * rows * rows) +
                     fusor::sum(fusor::sin(fusor::concatenate(std::tuple(W, fusor::diagonal(W) * 1.0 + W), 0)));
   const auto gW = fusor::grad(cost, W);
-  const auto hv = fusor::grad(fusor::sum(gW * V), W);
-  const xt::xtensor<double, 2> got = fusor::eval(hv);
-  const xt::xtensor<double, 2> w0 = W.get_value();
-  const xt::xtensor<double, 2> dir = V.get_value();
-  const double h = 1e-5;
-  W.set_value(xt::xtensor<double, 2>(w0 + h * dir));
-  const xt::xtensor<double, 2> gp = fusor::eval(gW);
-  W.set_value(xt::xtensor<double, 2>(w0 - h * dir));
-  const xt::xtensor<double, 2> gm = fusor::eval(gW);
-  W.set_value(w0);
-  const xt::xtensor<double, 2> numeric = (gp - gm) / (2 * h);
-  CHECK(xt::allclose(got, numeric, 1e-6, 1e-8));
+  verify_hessian_vector(gW, W, V);
 }
 
-TEST_CASE("an embedding trained by grad: the plan scatters, steady calls allocate nothing") {
+TEST_CASE("an embedding trained by grad: the plan scatters; a bad index fails before any write") {
   auto E = fusor::shared(mat(6, 2, 22), "E");
   fusor::vector<std::int64_t> batch{"batch"};
   fusor::matrix<double> target{"target"};

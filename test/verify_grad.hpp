@@ -1,0 +1,69 @@
+// Theano's verify_grad for the gradient tests: fusor::grad(cost, w) against
+// central finite differences of the cost, in double.
+//
+// Tolerance: |analytic - numeric| <= tol * (1 + max(|analytic|, |numeric|)),
+// tol 1e-6, step h 1e-6 (truncation ~1e-12, rounding ~1e-10 relative to the
+// cost).
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+
+#include <xtensor/xarray.hpp>
+#include <xtensor/xmath.hpp>
+
+#include <fusor/fusor.hpp>
+
+namespace grad_check {
+
+/// The value of a rank-0 expression, as a double.
+template <class E>
+double value_of(const E& e) {
+  const xt::xarray<double> v = fusor::eval(fusor::cast<double>(e));
+  return v();
+}
+
+/// Checks fusor::grad(cost, w) element by element against central
+/// differences of the cost; w is left as it was.
+template <class Cost, class V>
+void verify_grad(const Cost& cost, fusor::shared<V>& w, double h = 1e-6, double tol = 1e-6) {
+  const xt::xarray<double> g = fusor::eval(fusor::cast<double>(fusor::grad(cost, w)));
+  const V w0 = w.get_value();
+  REQUIRE(g.shape().size() == w0.shape().size());
+  for (std::size_t d = 0; d < w0.dimension(); ++d) REQUIRE(g.shape()[d] == w0.shape()[d]);
+  for (std::size_t i = 0; i < w0.size(); ++i) {
+    V plus = w0, minus = w0;
+    plus.flat(i) += h;
+    minus.flat(i) -= h;
+    w.set_value(plus);
+    const double cp = value_of(cost);
+    w.set_value(minus);
+    const double cm = value_of(cost);
+    const double numeric = (cp - cm) / (2 * h);
+    INFO("element ", i, " of ", w.name(), ": analytic ", g.flat(i), ", numeric ", numeric);
+    CHECK(std::abs(g.flat(i) - numeric) <= tol * (1 + std::max(std::abs(g.flat(i)), std::abs(numeric))));
+  }
+  w.set_value(w0);
+}
+
+/// Checks a Hessian-vector product — fusor::grad(sum(gw * v), w), gw the
+/// gradient expression of some cost — against central differences of gw
+/// along v (step 1e-5); w is left as it was.
+template <class G, class V>
+void verify_hessian_vector(const G& gw, fusor::shared<V>& w, fusor::shared<V>& v, double h = 1e-5) {
+  const V got = fusor::eval(fusor::grad(fusor::sum(gw * v), w));
+  const V w0 = w.get_value();
+  const V dir = v.get_value();
+  w.set_value(V(w0 + h * dir));
+  const V gp = fusor::eval(gw);
+  w.set_value(V(w0 - h * dir));
+  const V gm = fusor::eval(gw);
+  w.set_value(w0);
+  const V numeric = (gp - gm) / (2 * h);
+  CHECK(xt::allclose(got, numeric, 1e-6, 1e-8));
+}
+
+}  // namespace grad_check
