@@ -163,6 +163,13 @@ template <class C>
 struct kernels_of<gate_node<C>> {
   static void walk() { cuda::walk<C>(); }
 };
+template <class G, class F, std::size_t K>
+struct kernels_of<place_node<G, F, K>> {
+  static void walk() {
+    walk_root<G>();  // the adjoint, read from memory
+    cuda::walk<F>(); // the selection: its shapes (and a take's indices) are read; its nodes are in the graph
+  }
+};
 
 /// What a function's type or an expression's type needs.
 template <class T>
