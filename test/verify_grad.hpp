@@ -14,10 +14,23 @@
 
 #include <xtensor/xarray.hpp>
 #include <xtensor/xmath.hpp>
+#include <xtensor/xrandom.hpp>
+#include <xtensor/xtensor.hpp>
 
 #include <fusor/fusor.hpp>
 
 namespace grad_check {
+
+/// Uniform random data in [lo, hi), reproducible by seed: the gradient
+/// suites' variables.
+inline xt::xtensor<double, 1> vec(std::size_t n, double lo = -1, double hi = 1, int seed = 1) {
+  xt::random::seed(static_cast<unsigned>(seed));
+  return xt::random::rand<double>({n}, lo, hi);
+}
+inline xt::xtensor<double, 2> mat(std::size_t m, std::size_t n, double lo = -1, double hi = 1, int seed = 2) {
+  xt::random::seed(static_cast<unsigned>(seed));
+  return xt::random::rand<double>({m, n}, lo, hi);
+}
 
 /// The value of a rank-0 expression, as a double.
 template <class E>

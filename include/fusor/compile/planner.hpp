@@ -619,6 +619,19 @@ class planner {
     }
   }
 
+  /// A roll by `shift` along an axis of length `len` moves two pieces:
+  /// [0, len - s) to [s, len) and [len - s, len) to [0, s), s = shift modulo
+  /// len in [0, len). The join's moves and its gradient's (the reverse) both
+  /// come from here. An empty axis has nothing to move.
+  struct roll_piece {
+    index_t length, from, to;
+  };
+  static std::vector<roll_piece> roll_pieces(index_t shift, index_t len) {
+    if (len == 0) return {};
+    const index_t s = ((shift % len) + len) % len;
+    return {{len - s, 0, s}, {s, len - s, 0}};
+  }
+
   /// The moves that assemble join node `node` into slot `dest` (contiguous,
   /// of the node's shape): see expr/join.hpp.
   std::vector<step_info::move> join_moves(int node, int dest) const {
@@ -656,14 +669,11 @@ class planner {
       }
       case join_kind::roll: {
         const auto axis = static_cast<std::size_t>(detail::normalise_axis(j.axis, out.rank(), n.text));
-        const auto len = static_cast<index_t>(out[axis]);
-        if (len == 0) break;
-        const index_t s = ((j.shift % len) + len) % len;
-        dims tail = out, head = out;
-        tail[axis] = static_cast<std::size_t>(len - s);  // [0, len - s) goes to [s, len)
-        head[axis] = static_cast<std::size_t>(s);        // [len - s, len) goes to [0, s)
-        part(first, tail, first.offset, s * cs[axis]);
-        part(first, head, first.offset + (len - s) * first.strides[axis], 0);
+        for (const roll_piece& piece : roll_pieces(j.shift, static_cast<index_t>(out[axis]))) {
+          dims extent = out;
+          extent[axis] = static_cast<std::size_t>(piece.length);
+          part(first, extent, first.offset + piece.from * first.strides[axis], piece.to * cs[axis]);
+        }
         break;
       }
       case join_kind::pad_constant:
@@ -782,16 +792,13 @@ class planner {
         break;
       }
       case join_kind::roll: {
-        // The join moved [0, len - s) to [s, len) and [len - s, len) to [0, s).
+        // The join's pieces moved back: each read from where the join wrote it.
         const auto axis = static_cast<std::size_t>(detail::normalise_axis(j.join.axis, joined.rank(), j.text));
-        const auto len = static_cast<index_t>(out[axis]);
-        if (len == 0) break;
-        const index_t sh = ((j.join.shift % len) + len) % len;
-        dims tail = out, head = out;
-        tail[axis] = static_cast<std::size_t>(len - sh);
-        head[axis] = static_cast<std::size_t>(sh);
-        move(tail, adj.offset + sh * adj.strides[axis], 0, cs);
-        move(head, adj.offset, (len - sh) * cs[axis], cs);
+        for (const roll_piece& piece : roll_pieces(j.join.shift, static_cast<index_t>(out[axis]))) {
+          dims extent = out;
+          extent[axis] = static_cast<std::size_t>(piece.length);
+          move(extent, adj.offset + piece.to * adj.strides[axis], piece.from * cs[axis], cs);
+        }
         break;
       }
       case join_kind::pad_constant: {
