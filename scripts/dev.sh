@@ -65,13 +65,19 @@ jobs=$(nproc 2>/dev/null || echo 2)
 # (different files each time, never reproducible by compiling the file again);
 # fusor's concepts are now single traits, which should avoid it. A real error
 # fails the second time too; a failure that vanishes is reported, not hidden.
+#
+# One compiler per core (FUSOR_BUILD_JOBS overrides): ninja's default, cores
+# + 2, runs four template-heavy units at once on a 2-vCPU machine, and memory,
+# not time, bounds these builds (a gradient test unit takes up to 8.5 GB at -O0
+# with ASan).
+build_jobs=${FUSOR_BUILD_JOBS:-$jobs}
 build() {
   local dir=$1
   shift
   # ninja, not meson compile: it regenerates a stale build.ninja before looking up the targets.
-  if ! ninja -C "$dir" "$@"; then
+  if ! ninja -C "$dir" -j "$build_jobs" "$@"; then
     echo "dev.sh: the build in $dir failed; building once more to tell a compiler fluke from an error" >&2
-    if ! ninja -C "$dir" "$@"; then
+    if ! ninja -C "$dir" -j "$build_jobs" "$@"; then
       echo "dev.sh: the build in $dir failed twice: a real error" >&2
       exit 1
     fi
@@ -119,10 +125,10 @@ case "${1:-}" in
     install_deps
     configure build-asan -Dbuildtype=debug -Doptimization=0 -Dnative=false -Db_sanitize=address,undefined \
       -Db_lundef=false -Dgpu=disabled -Dbenchmarks=disabled -Dexamples=false
-    # Memory, not time, bounds this build on a 2-vCPU, 23 GB machine: a unit
-    # that calls grad many times needs gigabytes at -O0 with ASan (two units
-    # of 12.5 and 9.6 GB side by side thrashed for most of an hour), so the
-    # gradient tests are split into four units of at most about 8.5 GB.
+    # Memory bounds this build on a 2-vCPU, 23 GB machine: a unit that calls
+    # grad many times needs gigabytes at -O0 with ASan (units of 12.5 and 9.6
+    # GB side by side thrashed for most of an hour), so the gradient tests are
+    # four units of at most about 8.5 GB, and build() runs one per core.
     build build-asan
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       run_tests build-asan

@@ -157,7 +157,9 @@ struct shared_constructor<xt::xtensor<E, N>> {
   static const E* data(const xt::xtensor<E, N>& v) noexcept { return v.data(); }
   static xt::xtensor<E, N> make(const dims& d, const E* src) {
     typename xt::xtensor<E, N>::shape_type s{};
-    std::copy(d.begin(), d.end(), s.begin());
+    // Rank 0 has no extents to copy (and std::copy into a zero-length array's
+    // null begin() draws a -Wnonnull warning from g++).
+    if constexpr (N > 0) std::copy(d.begin(), d.end(), s.begin());
     xt::xtensor<E, N> r(s);
     if (r.size()) std::memcpy(r.data(), src, r.size() * sizeof(E));
     return r;
