@@ -371,3 +371,48 @@ TEST_CASE("givens follow copy(swap(...)): one predict() over several datasets") 
   CHECK(f() == vec{1, 10});
   CHECK(f2() == vec{22, 33});
 }
+
+TEST_CASE("printed plans name what earlier steps computed, and the shapes shape-only nodes refer to") {
+  using fusor::detail::elide_read_values;
+  using fusor::detail::with_known_shapes;
+  // A call is a whole operand wherever it occurs (but not inside a longer name).
+  CHECK(elide_read_values("sigmoid(dot(x, w) + b) - xdot(x, w)", {{"dot(x, w)", "t5"}}) == "sigmoid(t5 + b) - xdot(x, w)");
+  // Another expression only where it is a whole argument: "b + c" is no operand of "a * b + c".
+  CHECK(elide_read_values("a * b + c", {{"b + c", "t1"}}) == "a * b + c");
+  CHECK(elide_read_values("f(b + c, d) * g(d, b + c)", {{"b + c", "t1"}}) == "f(t1, d) * g(d, t1)");
+  // The longest first: an expression holding another is named whole.
+  CHECK(elide_read_values("h(sum(dot(x, w)), dot(x, w))", {{"dot(x, w)", "t5"}, {"sum(dot(x, w))", "t6"}}) ==
+        "h(t6, t5)");
+  // A step's own expression is not replaced by the temporary it reads.
+  CHECK(elide_read_values("exp(y)", {{"exp(y)", "t2"}}) == "exp(y)");
+  CHECK(with_known_shapes("reshape(a, shape(x)) + size(x)", {{"shape(x)", "(3,)"}, {"size(x)", "3"}}) ==
+        "reshape(a, (3,)) + 3");
+
+  // A logistic regression's gradient: the backward dot reads the forward dot's
+  // adjoint from a temporary, and no line spells out the forward expression
+  // for a shape.
+  fusor::matrix<double> x{"x"};
+  fusor::vector<double> y{"y"};
+  auto w = fusor::shared(xt::xtensor<double, 1>{0.1, -0.2, 0.3}, "w");
+  const auto cost = fusor::mean(fusor::softplus(-y * fusor::dot(x, w)));
+  auto f = fusor::function(fusor::inputs(x, y), fusor::outputs(cost), fusor::updates(fusor::update(w, w - 0.5 * fusor::grad(cost, w))));
+  (void)f(xt::xtensor<double, 2>{{1, 2, 3}, {4, 5, 6}}, xt::xtensor<double, 1>{1, -1});
+  const std::string text = f.plan();
+  INFO(text);
+  const auto& p = f.last_plan();
+  int backward_dots = 0;
+  for (std::size_t i = 0; i < p.steps.size(); ++i) {
+    const auto& s = p.steps[i];
+    if (s.kind != fusor::step_kind::dot || s.label.find("transpose(x)") == std::string::npos) continue;
+    ++backward_dots;
+    // "dot(transpose(x), tN)": the adjoint named by the temporary the step reads
+    const auto line_at = text.find("  " + std::to_string(i) + " dot");
+    REQUIRE(line_at != std::string::npos);
+    const std::string line = text.substr(line_at, text.find('\n', line_at) - line_at);
+    CHECK(line.find("= dot(transpose(x), t") != std::string::npos);
+  }
+  CHECK(backward_dots == 1);
+  CHECK(text.find("zeros(shape(") == std::string::npos);
+  CHECK(text.find("size(") == std::string::npos);
+  CHECK(text.find("zeros((2,))") != std::string::npos);  // the adjoint of the mean, over two samples
+}

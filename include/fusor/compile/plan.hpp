@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fusor/compile/graph.hpp"
@@ -297,7 +298,89 @@ inline std::string slot_name(const plan& p, const graph& g, int s) {
 }
 }  // namespace detail
 
+namespace detail {
+inline bool identifier_char(char c) noexcept {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/// Whether `text` is one call, `name(...)`, whose parenthesis closes at its
+/// end: wherever it occurs in a printed expression (not inside a longer name),
+/// it is a whole operand, whatever the operators around it.
+inline bool one_call(const std::string& text) noexcept {
+  const auto open = text.find('(');
+  if (open == std::string::npos || open == 0 || text.back() != ')') return false;
+  for (std::size_t i = 0; i < open; ++i)
+    if (!identifier_char(text[i])) return false;
+  int depth = 0;
+  for (std::size_t i = open; i < text.size(); ++i) {
+    depth += text[i] == '(' ? 1 : text[i] == ')' ? -1 : 0;
+    if (depth == 0 && i + 1 != text.size()) return false;  // "f(a) + g(b)"
+  }
+  return true;
+}
+
+/// `label` with each expression in `named` (text, name) — the values an
+/// earlier step left in a temporary this step reads — shown by its
+/// temporary's name, the longest first. A call is replaced wherever it
+/// occurs; another expression only where it is a whole argument (between
+/// "(" or ", " and ")" or ","), where no operator around it can bind into it.
+inline std::string elide_read_values(std::string label, std::vector<std::pair<std::string, std::string>> named) {
+  std::sort(named.begin(), named.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  for (const auto& [text, slot] : named) {
+    if (text.size() <= slot.size() || text == label) continue;
+    const bool call = one_call(text);
+    for (std::size_t at = label.find(text); at != std::string::npos; at = label.find(text, at)) {
+      const std::size_t end = at + text.size();
+      const bool whole = call ? (at == 0 || !identifier_char(label[at - 1]))
+                              : ((at == 0 || label[at - 1] == '(' || (at >= 2 && label.compare(at - 2, 2, ", ") == 0)) &&
+                                 (end == label.size() || label[end] == ')' || label[end] == ','));
+      if (!whole) {
+        at += 1;
+        continue;
+      }
+      label.replace(at, text.size(), slot);
+      at += slot.size();
+    }
+  }
+  return label;
+}
+
+/// `text` with every `shape(X)` and `size(X)` in `known` (text, value) — the
+/// shape-only operands of a gradient, which name whole forward expressions —
+/// replaced by what they are in this plan: "(400,)", "400".
+inline std::string with_known_shapes(std::string text, const std::vector<std::pair<std::string, std::string>>& known) {
+  for (const auto& [what, value] : known)
+    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at)) {
+      if (at > 0 && identifier_char(text[at - 1])) {  // "reshape(" is not "shape("
+        at += 1;
+        continue;
+      }
+      text.replace(at, what.size(), value);
+      at += value.size();
+    }
+  return text;
+}
+}  // namespace detail
+
 inline std::string plan::str(const graph& g) const {
+  // The shapes the shape-only nodes (sum_to, zeros_of, size_ratio, places)
+  // refer to, as this plan knows them, longest expression first.
+  std::vector<std::pair<std::string, std::string>> known;
+  for (const auto& n : g.nodes)
+    for (int x : n.shape_of)
+      if (x >= 0 && static_cast<std::size_t>(x) < shapes.size()) {
+        const std::string& t = g[x].text;
+        known.emplace_back("shape(" + t + ")", shapes[static_cast<std::size_t>(x)].str());
+        known.emplace_back("size(" + t + ")", std::to_string(shapes[static_cast<std::size_t>(x)].elements()));
+      }
+  std::sort(known.begin(), known.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  known.erase(std::unique(known.begin(), known.end()), known.end());
+  // What each temporary holds: the expression of the step that first writes it.
+  std::vector<const std::string*> held(slots.size(), nullptr);
+  for (const auto& st : steps)
+    if (st.dest >= 0 && st.node >= 0 && slots[static_cast<std::size_t>(st.dest)].kind == slot_kind::temporary &&
+        !held[static_cast<std::size_t>(st.dest)])
+      held[static_cast<std::size_t>(st.dest)] = &g[st.node].text;
   std::string out = "plan for";
   if (backend == backend_id::device) out = "plan on " + space.str() + " for";
   if (g.inputs.empty()) out += " no inputs";
@@ -320,7 +403,16 @@ inline std::string plan::str(const graph& g) const {
       line.append(" ").append(name(d.type)).append(" ").append(d.shape.str());
     }
     if (st.in_place) line.append(" (in place)");
-    line.append(" = ").append(st.label);
+    // A gradient's steps would spell out the forward expression again and
+    // again (kilobytes a line): what an earlier step computed is named by the
+    // temporary it reads.
+    std::vector<std::pair<std::string, std::string>> named;
+    for (int r : st.reads)
+      if (r >= 0 && r != st.dest && held[static_cast<std::size_t>(r)])
+        named.emplace_back(detail::with_known_shapes(*held[static_cast<std::size_t>(r)], known),
+                           detail::slot_name(*this, g, r));
+    const std::string label = detail::with_known_shapes(st.label, known);
+    line.append(" = ").append(named.empty() ? label : detail::elide_read_values(label, std::move(named)));
     if (!st.reads.empty()) {
       line.append("   reads");
       for (int r : st.reads) line.append(" ").append(detail::slot_name(*this, g, r));
@@ -339,9 +431,10 @@ inline std::string plan::str(const graph& g) const {
     if (g.outputs[k].candidate) out += "  output " + std::to_string(k) + ": " + outputs[k].why + "\n";
   // What each output and update computes, as planned (after the stable rewrites).
   for (std::size_t k = 0; k < g.outputs.size(); ++k)
-    out += "  output " + std::to_string(k) + " = " + g[g.outputs[k].node].text + "\n";
+    out += "  output " + std::to_string(k) + " = " + detail::with_known_shapes(g[g.outputs[k].node].text, known) + "\n";
   for (std::size_t k = 0; k < g.updates.size(); ++k)
-    out += "  " + detail::update_label(g, static_cast<int>(k)) + " = " + g[g.updates[k].node].text + "\n";
+    out += "  " + detail::update_label(g, static_cast<int>(k)) + " = " +
+           detail::with_known_shapes(g[g.updates[k].node].text, known) + "\n";
   return out;
 }
 
