@@ -296,9 +296,7 @@ inline std::string slot_name(const plan& p, const graph& g, int s) {
   }
   return "?";
 }
-}  // namespace detail
 
-namespace detail {
 inline bool identifier_char(char c) noexcept {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
@@ -319,6 +317,20 @@ inline bool one_call(const std::string& text) noexcept {
   return true;
 }
 
+/// Replaces, left to right, each occurrence of `what` in `text` at which
+/// `whole(text, at)` holds by `by`.
+template <class Whole>
+void replace_whole(std::string& text, const std::string& what, const std::string& by, Whole whole) {
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at)) {
+    if (!whole(text, at)) {
+      at += 1;
+      continue;
+    }
+    text.replace(at, what.size(), by);
+    at += by.size();
+  }
+}
+
 /// `label` with each expression in `named` (text, name) — the values an
 /// earlier step left in a temporary this step reads — shown by its
 /// temporary's name, the longest first. A call is replaced wherever it
@@ -329,18 +341,13 @@ inline std::string elide_read_values(std::string label, std::vector<std::pair<st
   for (const auto& [text, slot] : named) {
     if (text.size() <= slot.size() || text == label) continue;
     const bool call = one_call(text);
-    for (std::size_t at = label.find(text); at != std::string::npos; at = label.find(text, at)) {
-      const std::size_t end = at + text.size();
-      const bool whole = call ? (at == 0 || !identifier_char(label[at - 1]))
-                              : ((at == 0 || label[at - 1] == '(' || (at >= 2 && label.compare(at - 2, 2, ", ") == 0)) &&
-                                 (end == label.size() || label[end] == ')' || label[end] == ','));
-      if (!whole) {
-        at += 1;
-        continue;
-      }
-      label.replace(at, text.size(), slot);
-      at += slot.size();
-    }
+    const std::size_t length = text.size();
+    replace_whole(label, text, slot, [&](const std::string& l, std::size_t at) {
+      const std::size_t end = at + length;
+      if (call) return at == 0 || !identifier_char(l[at - 1]);
+      return (at == 0 || l[at - 1] == '(' || (at >= 2 && l.compare(at - 2, 2, ", ") == 0)) &&
+             (end == l.size() || l[end] == ')' || l[end] == ',');
+    });
   }
   return label;
 }
@@ -349,15 +356,8 @@ inline std::string elide_read_values(std::string label, std::vector<std::pair<st
 /// shape-only operands of a gradient, which name whole forward expressions —
 /// replaced by what they are in this plan: "(400,)", "400".
 inline std::string with_known_shapes(std::string text, const std::vector<std::pair<std::string, std::string>>& known) {
-  for (const auto& [what, value] : known)
-    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at)) {
-      if (at > 0 && identifier_char(text[at - 1])) {  // "reshape(" is not "shape("
-        at += 1;
-        continue;
-      }
-      text.replace(at, what.size(), value);
-      at += value.size();
-    }
+  for (const auto& [what, value] : known)  // "reshape(" is not "shape("
+    replace_whole(text, what, value, [](const std::string& t, std::size_t at) { return at == 0 || !identifier_char(t[at - 1]); });
   return text;
 }
 }  // namespace detail
