@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <string>
 
-#include <xtensor/xrandom.hpp>
 #include <xtensor/xview.hpp>
 
 #include <fusor/fusor.hpp>

@@ -10,9 +10,6 @@
 #include <cmath>
 #include <string>
 
-#include <xtensor/xrandom.hpp>
-#include <xtensor/xview.hpp>
-
 #include <fusor/fusor.hpp>
 
 #include "verify_grad.hpp"

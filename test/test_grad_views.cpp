@@ -12,7 +12,6 @@
 #include <cstdint>
 #include <string>
 
-#include <xtensor/xrandom.hpp>
 #include <xtensor/xview.hpp>
 
 #include <fusor/fusor.hpp>
@@ -22,7 +21,6 @@
 using grad_check::mat;
 using grad_check::vec;
 using grad_check::verify_grad;
-using grad_check::verify_hessian_vector;
 
 using fusor::_;
 using fusor::range;
