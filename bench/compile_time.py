@@ -1,24 +1,33 @@
 #!/usr/bin/env python3
-"""What an expression costs the compiler: fusor against xtensor, same expression.
+"""What fusor costs the compiler: wall time, peak memory and object size of
+small programs, each compiled alone (one compiler at a time), at -O2 and at
+-O0 -g.
 
-    python3 bench/compile_time.py [--nodes 50] [--runs 3] [--cxx g++]
+    python3 bench/compile_time.py [--runs 3] [--cases a,b] [--modes O2,O0g]
+                                  [--include DIR] [--define NAME[=V]] [--markdown]
 
-Writes two small programs into a temporary directory — one evaluates an
-elementwise expression of N nodes over eight arrays with fusor::eval, the
-other the same expression with xtensor (assigned to an xt::xtensor) — and
-compiles each RUNS times with the flags fusor's own builds use (-std=c++20
--O2 -march=native). Prints the median wall time and the largest peak memory
-(max RSS) of the compiler for each, and their ratio. A third program, just
-`#include <fusor/fusor.hpp>`, shows what the umbrella header costs alone.
+Cases (names for --cases):
+  include      `#include <fusor/fusor.hpp>` and an empty main
+  eval1        one fusor::eval of a small expression
+  eval50       a 50-node elementwise expression with fusor::eval ...
+  xtensor50    ... and the same expression assigned to an xt::xtensor
+  lr_hand      train() of the logistic regression (400 x 784), gradients by hand
+  lr_grad      the same with fusor::grad
+  mlp_hand     train() of the 784-128-10 perceptron, gradients by hand
+  mlp_grad     the same with fusor::grad
+  mlp_example  examples/mlp.cpp, the whole unit
 
-    python3 bench/compile_time.py --train [--runs 3]
+Modes: O2 (-O2 -march=native) and O0g (-O0 -g, as a debug build or a test
+build is compiled). Every program is compiled with -std=c++20 and fusor's
+include directory (--include chooses another, e.g. an older checkout's, for a
+before/after table); --define adds -D flags (e.g. the compiled-runtime mode).
 
-compiles instead a training step, train() of the logistic regression
-(400 x 784) and of the 784-128-10 perceptron, with the gradients by
-fusor::grad and with the same gradients written by hand. Measured, never
-asserted.
+Each compile runs in a process of its own, so that its peak resident memory
+(ru_maxrss) is its own. The median wall time of --runs compiles is reported,
+with the largest peak. Measured, never asserted.
 """
 import argparse
+import json
 import os
 import resource
 import statistics
@@ -28,6 +37,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MODES = {"O2": ["-O2", "-march=native"], "O0g": ["-O0", "-g"]}
 
 
 def expression(nodes, names):
@@ -45,7 +55,7 @@ def expression(nodes, names):
     return e
 
 
-def fusor_source(expr):
+def fusor_eval_source(expr):
     return """#include <fusor/fusor.hpp>
 #include <cstdio>
 int main() {
@@ -109,85 +119,108 @@ MLP_HAND = ("auto dz = (fusor::exp(log_p) - y) / 64.0f;"
             " auto gW1 = fusor::dot(fusor::transpose(x), da1); auto gb1 = fusor::sum(da1, 0);"
             " auto gW2 = fusor::dot(fusor::transpose(h), dz); auto gb2 = fusor::sum(dz, 0);")
 
+EVAL1 = """#include <fusor/fusor.hpp>
+#include <cstdio>
+int main() {
+  fusor::vector<double> x{"x"};
+  const xt::xtensor<double, 1> v = xt::ones<double>({16});
+  const xt::xtensor<double, 1> r = fusor::eval(2.0 * x + fusor::exp(x), x = v);
+  std::printf("%g\\n", r(0));
+}
+"""
 
-def train_sources():
-    out = {}
-    for name, model, grad, hand in (("logistic regression", LR, LR_GRAD, LR_HAND), ("MLP 784-128-10", MLP, MLP_GRAD, MLP_HAND)):
-        out[name + ", fusor::grad"] = TRAIN_COMMON % dict(model, gradients=grad)
-        out[name + ", by hand"] = TRAIN_COMMON % dict(model, gradients=hand)
+
+def sources():
+    expr = expression(50, list("abcdefgh"))
+    out = {
+        "include": ("`#include <fusor/fusor.hpp>` only", "#include <fusor/fusor.hpp>\nint main() { return 0; }\n"),
+        "eval1": ("one `eval`", EVAL1),
+        "eval50": ("50-node `eval`", fusor_eval_source(expr)),
+        "xtensor50": ("50-node expression, xtensor", xtensor_source(expr)),
+        "lr_hand": ("logistic regression `train()`, by hand", TRAIN_COMMON % dict(LR, gradients=LR_HAND)),
+        "lr_grad": ("logistic regression `train()`, `grad`", TRAIN_COMMON % dict(LR, gradients=LR_GRAD)),
+        "mlp_hand": ("perceptron `train()`, by hand", TRAIN_COMMON % dict(MLP, gradients=MLP_HAND)),
+        "mlp_grad": ("perceptron `train()`, `grad`", TRAIN_COMMON % dict(MLP, gradients=MLP_GRAD)),
+    }
+    with open(os.path.join(ROOT, "examples", "mlp.cpp")) as f:
+        out["mlp_example"] = ("`examples/mlp.cpp`, whole unit", f.read())
     return out
 
 
-def compile_once(cxx, source, out):
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+def compile_once(cmd):
     t0 = time.monotonic()
-    proc = subprocess.run([cxx, "-std=c++20", "-O2", "-march=native", "-I", os.path.join(ROOT, "include"),
-                           "-isystem", "/usr/include/x86_64-linux-gnu/openblas-pthread", "-c", source, "-o", out],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     seconds = time.monotonic() - t0
     if proc.returncode != 0:
-        sys.stdout.write(proc.stdout[-4000:])
-        raise SystemExit("compile_time.py: %s failed to compile" % source)
-    # ru_maxrss of children is the largest any child reached so far (KiB): a
-    # fresh process per measurement gives the compiler's own peak.
+        sys.stderr.write(proc.stdout[-4000:])
+        raise SystemExit("compile_time.py: failed: %s" % " ".join(cmd))
     return seconds, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
 
 
-def measure(cxx, source, out, runs):
+def measure(cmd, out, runs):
     times, peaks = [], []
     for _ in range(runs):
-        # One process per compile, so that ru_maxrss is this compile's peak.
-        proc = subprocess.run([sys.executable, __file__, "--one", cxx, source, out], stdout=subprocess.PIPE,
+        # One process per compile: ru_maxrss of its children is this compile's peak.
+        proc = subprocess.run([sys.executable, __file__, "--one", json.dumps(cmd)], stdout=subprocess.PIPE,
                               text=True, check=True)
         t, m = proc.stdout.split()
         times.append(float(t))
         peaks.append(int(m))
-    return statistics.median(times), max(peaks)
+    return statistics.median(times), max(peaks), os.path.getsize(out)
 
 
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--one":
-        t, m = compile_once(sys.argv[2], sys.argv[3], sys.argv[4])
+        t, m = compile_once(json.loads(sys.argv[2]))
         print(t, m)
         return 0
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--nodes", type=int, default=50)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--cxx", default=os.environ.get("CXX", "g++"))
-    ap.add_argument("--train", action="store_true", help="train() with fusor::grad against by hand")
+    ap.add_argument("--cases", default="all")
+    ap.add_argument("--modes", default="O2,O0g")
+    ap.add_argument("--include", default=os.path.join(ROOT, "include"))
+    ap.add_argument("--define", action="append", default=[])
+    ap.add_argument("--link", default="", help="extra arguments after the source (a library to link)")
+    ap.add_argument("--json", help="also write the figures to this file")
     args = ap.parse_args()
-    if args.train:
-        with tempfile.TemporaryDirectory() as tmp:
-            results = {}
-            for name, text in train_sources().items():
-                src = os.path.join(tmp, "%d.cpp" % len(results))
-                with open(src, "w") as f:
-                    f.write(text)
-                results[name] = measure(args.cxx, src, src + ".o", args.runs)
-            print("train(), %s -std=c++20 -O2 -march=native, median of %d compiles" % (args.cxx, args.runs))
-            for name, (t, m) in results.items():
-                print("  %-40s %6.2f s  %6.0f MB peak" % (name, t, m / 1024))
-        return 0
-    expr = expression(args.nodes, list("abcdefgh"))
+    all_sources = sources()
+    names = list(all_sources) if args.cases == "all" else args.cases.split(",")
+    modes = args.modes.split(",")
+    results = {}
     with tempfile.TemporaryDirectory() as tmp:
-        files = {
-            "fusor::eval": fusor_source(expr),
-            "xtensor": xtensor_source(expr),
-            "#include <fusor/fusor.hpp> only": "#include <fusor/fusor.hpp>\nint main() { return 0; }\n",
-        }
-        results = {}
-        for name, text in files.items():
-            src = os.path.join(tmp, "%d.cpp" % len(results))
+        for name in names:
+            title, text = all_sources[name]
+            src = os.path.join(tmp, name + ".cpp")
             with open(src, "w") as f:
                 f.write(text)
-            results[name] = measure(args.cxx, src, src + ".o", args.runs)
-        print("%d-node elementwise expression, %s -std=c++20 -O2 -march=native, median of %d compiles"
-              % (args.nodes, args.cxx, args.runs))
-        for name, (t, m) in results.items():
-            print("  %-34s %6.2f s  %6.0f MB peak" % (name, t, m / 1024))
-        ft, fm = results["fusor::eval"]
-        xt_, xm = results["xtensor"]
-        print("  fusor / xtensor: %.2f× the time, %.2f× the memory" % (ft / xt_, fm / xm))
+            for mode in modes:
+                out = os.path.join(tmp, "%s.%s.o" % (name, mode))
+                cmd = ([args.cxx, "-std=c++20"] + MODES[mode] + ["-I", args.include,
+                       "-isystem", "/usr/include/x86_64-linux-gnu/openblas-pthread"] +
+                       ["-D" + d for d in args.define] + ["-c", src, "-o", out])
+                t, m, size = measure(cmd, out, args.runs)
+                results[(name, mode)] = (t, m, size)
+                print("%-12s %-4s %7.2f s %7.0f MB peak %8.1f MB object" % (name, mode, t, m / 1024, size / 2**20),
+                      flush=True)
+    print()
+    print("| case | " + " | ".join("%s: s, MB peak, MB object" % m for m in modes) + " |")
+    print("| --- | " + " | ".join("---:" for _ in modes) + " |")
+    for name in names:
+        cells = []
+        for mode in modes:
+            t, m, size = results[(name, mode)]
+            cells.append("%.1f s, %.0f MB, %.1f MB" % (t, m / 1024, size / 2**20))
+        print("| %s | %s |" % (all_sources[name][0], " | ".join(cells)))
+    if "eval50" in names and "xtensor50" in names:
+        for mode in modes:
+            ft, fm, _ = results[("eval50", mode)]
+            xt_, xm, _ = results[("xtensor50", mode)]
+            print("50-node eval / xtensor, %s: %.2f x the time, %.2f x the memory" % (mode, ft / xt_, fm / xm))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"%s/%s" % k: dict(seconds=v[0], peak_kb=v[1], object_bytes=v[2]) for k, v in results.items()},
+                      f, indent=1)
     return 0
 
 

@@ -2,13 +2,16 @@
 // integer semantics, selections — run once with host variables and once with
 // device variables and compared. Run on an emulated device in every CI run,
 // and on a real one in the GPU suite.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
 
+#include <xtensor/xadapt.hpp>
 #include <xtensor/xview.hpp>
 
+#include "../reference/numpy_cases.hpp"
 #include "device_harness.hpp"
 
 using device_test::dev;
@@ -360,4 +363,96 @@ TEST_CASE_FIXTURE(fixture, "strided host arguments of a device function: gathere
   }
   check_close(outs[1], outs[0], 1e-15);
   CHECK(outs[0] == xt::xtensor<double, 2>(v * xt::xtensor<double, 1>{1.0, -1.0, 2.0}));
+}
+
+// ---------------------------------------------------------------- NumPy's values on a device
+// The cases of test_numpy_cases.cpp and test_numpy_cases_grad.cpp, on a
+// device (its loop: the emulation's scalar loop, or CUDA's pow), against the
+// values NumPy and SciPy give (reference/numpy_cases.hpp).
+
+namespace {
+/// NaN where NaN, the same number (and sign of zero) elsewhere.
+bool same_value(double got, double want) {
+  if (std::isnan(want)) return std::isnan(got);
+  return got == want && std::signbit(got) == std::signbit(want);
+}
+xt::xarray<double> from(const std::vector<double>& v) {
+  xt::xarray<double> a = xt::xarray<double>::from_shape({v.size()});
+  std::copy(v.begin(), v.end(), a.begin());
+  return a;
+}
+}  // namespace
+
+TEST_CASE_FIXTURE(fixture, "pow's special values, arange's fill and logsumexp at infinities on a device, as NumPy's") {
+  auto X = fusor::shared(from(numpy_cases::pow_base), {.name = "X", .space = dev});
+  auto Y = fusor::shared(from(numpy_cases::pow_exponent), {.name = "Y", .space = dev});
+  auto f = device_test::function(fusor::inputs(), fusor::outputs(fusor::pow(X, Y), fusor::pow(fusor::cast<float>(X), fusor::cast<float>(Y))));
+  auto [p64, p32] = f();
+  for (std::size_t i = 0; i < numpy_cases::pow_f64.size(); ++i) {
+    INFO("pow(", numpy_cases::pow_base[i], ", ", numpy_cases::pow_exponent[i], "): ", p64(i), " and ", p32(i),
+         " (float32); NumPy: ", numpy_cases::pow_f64[i], " and ", numpy_cases::pow_f32[i]);
+    CHECK(same_value(p64(i), numpy_cases::pow_f64[i]));
+    CHECK(same_value(p32(i), static_cast<double>(numpy_cases::pow_f32[i])));
+  }
+
+  auto R = fusor::shared(xt::xarray<double>{0.0}, {.name = "R", .space = dev});
+  auto g = device_test::function(fusor::inputs(), fusor::outputs(R + fusor::arange(-5.0, 1.1, 1.2)));
+  const xt::xarray<double> r = g();
+  REQUIRE(r.size() == numpy_cases::arange_f64.size());
+  for (std::size_t i = 0; i < r.size(); ++i) CHECK(r(i) == numpy_cases::arange_f64[i]);
+
+  const double inf = std::numeric_limits<double>::infinity();
+  auto M = fusor::shared(xt::xarray<double>{{-inf, -inf}, {0.0, 0.0}, {inf, 1.0}}, {.name = "M", .space = dev});
+  auto h = device_test::function(fusor::inputs(), fusor::outputs(fusor::logsumexp(M, 1), fusor::log(fusor::sum(fusor::exp(M), 1))));
+  auto [lse, rewritten] = h();
+  for (const auto* v : {&lse, &rewritten}) {
+    CHECK((*v)(0) == numpy_cases::lse_rows[0]);
+    CHECK((*v)(1) == doctest::Approx(numpy_cases::lse_rows[1]).epsilon(1e-15));
+    CHECK((*v)(2) == numpy_cases::lse_pos_inf[0]);
+  }
+}
+
+TEST_CASE_FIXTURE(fixture, "stack of a braced list, an array constant, and masked softmax gradients on a device") {
+  using vec = xt::xtensor<double, 1>;
+  using mat = xt::xtensor<double, 2>;
+  auto A = fusor::shared(vec{1, 2, 3}, {.name = "A", .space = dev});
+  auto B = fusor::shared(vec{4, 5, 6}, {.name = "B", .space = dev});
+  const auto c = fusor::constant(vec{10, 20, 30});  // a host constant, read on the device
+  auto f = device_test::function(fusor::inputs(), fusor::outputs(fusor::stack({A, B}, 1), A * c));
+  auto [s, ac] = f();
+  CHECK(s == mat{{1, 4}, {2, 5}, {3, 6}});
+  CHECK(ac == vec{10, 40, 90});
+
+  const mat xv = xt::adapt(numpy_cases::masked_x, std::array<std::size_t, 2>{3, 4});
+  const mat wv = xt::adapt(numpy_cases::masked_weight, std::array<std::size_t, 2>{3, 4});
+  auto X = fusor::shared(xv, {.name = "X", .space = dev});
+  auto W = fusor::shared(wv, {.name = "W", .space = dev});
+  const auto masked = fusor::abs(X) == std::numeric_limits<double>::infinity();
+  const auto cost = fusor::sum(fusor::where(masked, 0.0, W * fusor::log_softmax(X, 1)));
+  auto g = device_test::function(fusor::inputs(), fusor::outputs(fusor::grad(cost, X), fusor::softmax(X, 1)));
+  auto [gx, sm] = g();
+  for (std::size_t i = 0; i < 12; ++i) {
+    CAPTURE(i);
+    CHECK(gx.flat(i) == doctest::Approx(numpy_cases::masked_log_softmax_grad[i]).epsilon(1e-13));
+    CHECK(sm.flat(i) == doctest::Approx(numpy_cases::masked_softmax[i]).epsilon(1e-14));
+  }
+}
+
+TEST_CASE_FIXTURE(fixture, "the second derivative of prod with zeros in a row, on a device as on the host") {
+  const xt::xtensor<double, 2> x0{{1.0, 2.0, 3.0}, {0.0, 5.0, 6.0}, {0.0, 0.0, 9.0}};
+  const xt::xtensor<double, 2> v0{{0.5, -1.0, 0.25}, {1.0, 2.0, -0.5}, {1.5, -2.0, 1.0}};
+  xt::xarray<double> outs[2];
+  for (int k = 0; k < 2; ++k) {
+    auto X = fusor::shared(x0, {.name = "X", .space = spaces[k]});
+    auto V = fusor::shared(v0, {.name = "V", .space = spaces[k]});
+    const auto gx = fusor::grad(fusor::sum(fusor::prod(X, 1)), X);
+    auto f = device_test::function(fusor::inputs(), fusor::outputs(fusor::grad(fusor::sum(gx * V), X)));
+    outs[k] = f();
+  }
+  check_close(outs[1], outs[0], 1e-14);
+  // By hand: H v for rows (1, 2, 3), (0, 5, 6), (0, 0, 9).
+  const xt::xarray<double> want{{-1.0 * 3 + 0.25 * 2, 0.5 * 3 + 0.25 * 1, 0.5 * 2 - 1.0 * 1},
+                                {2.0 * 6 - 0.5 * 5, 1.0 * 6 - 0.5 * 0, 1.0 * 5 + 2.0 * 0},
+                                {-2.0 * 9 + 1.0 * 0, 1.5 * 9 + 1.0 * 0, 1.5 * 0 - 2.0 * 0}};
+  check_close(outs[1], want, 1e-14);
 }

@@ -120,16 +120,25 @@ const void* multi_kernel_of(std::tuple<Xs...>*) {
 }
 
 /// Where a graph runs: where its shared variables live (all in one space), or
-/// the host when it has none.
-inline memory_space space_of_graph(const graph& g, const std::string& who) {
-  if (g.shared.empty()) return host;
-  const memory_space s = g.shared[0].space;
+/// the host when it has none. A constant (fusor::constant(array)) does not
+/// decide it: the graph reads the constant's copy in that space.
+inline memory_space space_of_graph(graph& g, const std::string& who) {
+  const graph_shared* first = nullptr;
   for (const auto& v : g.shared)
-    if (v.space != s) {
+    if (!first && !v.record->is_constant()) first = &v;
+  const memory_space s = first ? first->space : host;
+  for (const auto& v : g.shared)
+    if (!v.record->is_constant() && v.space != s) {
       std::string list;
-      for (const auto& w : g.shared) list += (list.empty() ? "" : ", ") + w.describe() + " on " + w.space.str();
+      for (const auto& w : g.shared)
+        if (!w.record->is_constant()) list += (list.empty() ? "" : ", ") + w.describe() + " on " + w.space.str();
       throw space_error(who + ": its shared variables live in different memory spaces (" + list +
                         "); one function runs in one space: move them with set_value or create them in one space");
+    }
+  for (auto& v : g.shared)
+    if (v.record->is_constant() && v.space != s) {
+      v.record = v.record->constant_in(s);
+      v.space = s;
     }
   return s;
 }

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <type_traits>
 
 #include "fusor/core/config.hpp"
@@ -123,14 +124,34 @@ FUSOR_NAMED_BINARY(fmin, { return select((b < a) | isnan(a), b, a); })
 #undef FUSOR_NAMED_BINARY
 
 /// pow(a, b). Integers: exact exponentiation modulo 2^n (a negative exponent
-/// is refused before the kernel runs, as NumPy refuses it); floats: pow.
+/// is refused before the kernel runs, as NumPy refuses it); floats: C's pow
+/// (powf for float), special cases included (pow(x, 0) = 1 for every x, NaN
+/// too; pow(1, y) = 1; pow(-0, -1) = -inf; ...): NumPy's np.power, bit for bit.
+///
+/// Batches call the scalar function lane by lane. xsimd's batch pow is
+/// exp(b * log|a|): faster, but not C's answer — pow(2, 3) is not exactly 8
+/// there, and pow(0, 0) is 0, pow(nan, 0) and pow(1, inf) are NaN — and
+/// fusor's semantics are NumPy's on every instruction set.
 struct power {
   static constexpr const char* symbol = "pow";
   static constexpr bool infix = false;
-  FUSOR_CALL(auto, (const A& a, const A& b), {
+  FUSOR_SCALAR_HD(A) auto operator()(const A& a, const A& b) const {
     if constexpr (wrapping::wraps<A>) return wrapping::pow(a, b);
     else return pow(a, b);
-  })
+  }
+  FUSOR_BATCH_HOST(A) auto operator()(const A& a, const A& b) const {
+    using T = typename A::value_type;
+    if constexpr (!std::is_floating_point_v<T>) {
+      return pow(a, b);
+    } else {
+      alignas(A::arch_type::alignment()) T x[A::size];
+      alignas(A::arch_type::alignment()) T y[A::size];
+      a.store_aligned(x);
+      b.store_aligned(y);
+      for (std::size_t k = 0; k < A::size; ++k) x[k] = std::pow(x[k], y[k]);
+      return A::load_aligned(x);
+    }
+  }
 };
 
 // Functor names carry an _op suffix where the plain name is the math function

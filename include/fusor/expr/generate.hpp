@@ -63,14 +63,29 @@ struct fill_like {
     return v;
   }
 };
-/// arange(index, start, step) = start + index * step (NumPy computes in the
-/// result's dtype: wrapping integers, floats from the double product).
+/// arange(index, start, delta) = start + index * delta, in the result's dtype
+/// (integers wrapping), NumPy's fill rule: NumPy writes start and start + step
+/// as the first two elements, then fills element i with start + i * delta,
+/// delta being their difference (which may differ from step in the last bits).
+/// The product is rounded before the sum, as NumPy's loop does: on a device
+/// explicitly (nvcc would fuse the two into one fma by default); on the host,
+/// ISO C++ modes (-std=c++20) fuse nothing.
 struct arange_at {
   static constexpr const char* symbol = "arange";
   template <class I, class A>
-  FUSOR_INLINE A operator()(const I& i, const A& start, const A& step) const {
-    if constexpr (std::is_integral_v<A>) return static_cast<A>(start + static_cast<A>(i) * step);
-    else return static_cast<A>(static_cast<double>(start) + static_cast<double>(i) * static_cast<double>(step));
+  FUSOR_INLINE A operator()(const I& i, const A& start, const A& delta) const {
+    if constexpr (wrapping::wraps<A>) {
+      return wrapping::add(start, wrapping::mul(static_cast<A>(i), delta));
+    } else if constexpr (std::is_floating_point_v<A>) {
+#if defined(__CUDA_ARCH__)
+      if constexpr (std::is_same_v<A, float>) return __fadd_rn(start, __fmul_rn(static_cast<A>(i), delta));
+      else return __dadd_rn(start, __dmul_rn(static_cast<A>(i), delta));
+#else
+      return start + static_cast<A>(i) * delta;
+#endif
+    } else {
+      return static_cast<A>(start + static_cast<A>(i) * delta);
+    }
   }
 };
 /// linspace(index, start, stop, count): evenly spaced, the last exactly stop.
@@ -154,14 +169,25 @@ template <class X>
 }
 
 /// np.arange(start, stop, step, dtype=T): ceil((stop - start) / step)
-/// elements start + i * step. A zero step is a fusor::value_error.
+/// elements start + i * ((start + step) - start), as NumPy fills them. A zero
+/// step is a fusor::value_error.
 template <element T>
 [[nodiscard]] auto arange(T start, T stop, T step = T(1)) {
   if (step == T(0)) throw value_error("fusor::arange: the step is zero");
   const double n = std::ceil((static_cast<double>(stop) - static_cast<double>(start)) / static_cast<double>(step));
   const std::size_t count = n > 0 ? static_cast<std::size_t>(n) : 0;
+  // NumPy's second element, start + step (in double, as NumPy adds Python
+  // numbers, then stored in T), and the difference its fill loop steps by.
+  T second, delta;
+  if constexpr (wrapping::wraps<T>) {
+    second = wrapping::add(start, step);
+    delta = wrapping::sub(second, start);
+  } else {
+    second = static_cast<T>(static_cast<double>(start) + static_cast<double>(step));
+    delta = static_cast<T>(second - start);
+  }
   return map_node<fn::arange_at, T, type_list<std::int64_t, T, T>, iota_node<1>, constant<T>, constant<T>>(
-      iota_node<1>(dims{count}), constant<T>(start), constant<T>(step));
+      iota_node<1>(dims{count}), constant<T>(start), constant<T>(delta));
 }
 /// np.arange(stop, dtype=T): 0, 1, ..., stop - 1.
 template <element T>

@@ -4,6 +4,7 @@
 //   auto both  = fusor::concatenate(std::tuple(a, b), 0);   // np.concatenate((a, b), 0)
 //   auto same  = fusor::concatenate({W1, W2}, 1);           // parts of one C++ type
 //   auto layer = fusor::stack(std::tuple(x, y), 0);         // np.stack((x, y))
+//   auto rows  = fusor::stack({x, y}, 0);                   // parts of one C++ type
 //   auto left  = fusor::roll(u, -1, 1);                     // np.roll(u, -1, axis=1)
 //   auto grown = fusor::pad(u, {{1, 1}, {2, 0}}, 0.0);      // np.pad(u, ((1, 1), (2, 0)))
 //   auto edged = fusor::pad(u, 1, fusor::edge);             // np.pad(u, 1, mode="edge")
@@ -161,6 +162,15 @@ template <class... X>
     throw index_error("fusor::stack: axis is out of bounds for parts of rank " + std::to_string(r));
   return std::apply([&](auto&&... x) { return concatenate(std::tuple(detail::stacked_part(std::move(x), axis)...), axis); },
                     std::move(parts));
+}
+
+/// np.stack of parts of one C++ type: stack({x, y}, 0).
+template <class X, std::size_t K>
+  requires(operand<X>)
+[[nodiscard]] auto stack(const X (&parts)[K], int axis = 0) {
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return stack(std::tuple<decltype((void)I, parts[0])...>(parts[I]...), axis);
+  }(std::make_index_sequence<K>{});
 }
 
 /// np.roll(e, shift, axis): elements shifted by `shift` along `axis`, those

@@ -132,6 +132,8 @@ class shared_leaf : public expression_base {
   using value_type = element_type_of<T>;
   static constexpr int rank = rank_of<T>;
 
+  using variable_type = T;
+
   explicit shared_leaf(shared<T> variable) : variable_(std::move(variable)) {}
   const shared<T>& variable() const noexcept { return variable_; }
   std::string str() const {
@@ -142,10 +144,15 @@ class shared_leaf : public expression_base {
   shared<T> variable_;
 };
 
+/// A constant: a number (below) or an array (after it), PyTensor's
+/// pt.constant. `fusor::constant(v)` deduces which.
+template <class E>
+class constant;
+
 /// A C++ arithmetic constant, held by value. In arithmetic with an array it is a
 /// NumPy "weak" scalar (NEP 50): `2 * x` and `0.5f * x` keep x's dtype.
 template <element E>
-class constant : public expression_base {
+class constant<E> : public expression_base {
  public:
   using value_type = E;
   static constexpr int rank = 0;
@@ -172,12 +179,51 @@ inline constexpr bool is_constant_v = false;
 template <element E>
 inline constexpr bool is_constant_v<constant<E>> = true;
 
+namespace detail {
+inline std::string next_constant_name() {
+  static std::atomic<std::uint64_t> counter{0};
+  return "constant#" + std::to_string(++counter);
+}
+}  // namespace detail
+
+/// An array constant, PyTensor's `pt.constant(np_array)`:
+///
+///   auto table = fusor::constant(xt::xtensor<double, 1>{1, 2, 4});
+///   auto f = fusor::function(fusor::inputs(x), fusor::outputs(x * table));
+///
+/// It holds a copy of the array (taken here; later changes to the array are
+/// not seen, and nothing aliases the copy), its dtype and shape those of the
+/// array. In an expression it is a leaf that reads that copy: a shared
+/// variable nobody else can reach, so nothing can update it, read as any
+/// variable is (fused, viewed); a function running in another memory space
+/// reads a copy of it there, made once. fusor::grad sends it no gradient.
+template <class A>
+  requires(!element<A> && tensor_shareable<A>)
+class constant<A> : public shared_leaf<A> {
+ public:
+  explicit constant(const A& value) : shared_leaf<A>(shared<A>(value, copy, detail::next_constant_name())) {
+    this->variable().record()->mark_constant(&tensor_variable<element_type_of<A>>::replicate);
+  }
+};
+
+template <element E>
+constant(E) -> constant<E>;
+template <class A>
+  requires(!element<std::remove_cvref_t<A>> && tensor_shareable<std::remove_cvref_t<A>>)
+constant(A&&) -> constant<std::remove_cvref_t<A>>;
+
+template <class T>
+inline constexpr bool is_array_constant_v = false;
+template <class A>
+inline constexpr bool is_array_constant_v<constant<A>> = !element<A>;
+
 /// Turns anything allowed in an expression into a node: nodes as they are,
 /// shared<T> handles into shared_leaf, arithmetic values into constant.
 template <class X>
 auto as_expression(X&& x) {
   using U = std::remove_cvref_t<X>;
-  if constexpr (std::derived_from<U, expression_base>) return U(std::forward<X>(x));
+  if constexpr (is_array_constant_v<U>) return static_cast<const shared_leaf<typename U::variable_type>&>(x);
+  else if constexpr (std::derived_from<U, expression_base>) return U(std::forward<X>(x));
   else if constexpr (is_shared_v<U>) return shared_leaf<typename U::value_type>(std::forward<X>(x));
   else if constexpr (element<U>) return constant<U>(x);
   else static_assert(std::is_void_v<X>, "fusor: this operand is not an expression, a shared variable or a number");

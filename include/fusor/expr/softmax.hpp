@@ -12,10 +12,17 @@
 // compositions, are the textbook ones (softmax's, for logsumexp).
 // Each is a few fused nodes: a max reduction, a sum reduction fused with the
 // exponentials, and elementwise work fused into whatever reads the result.
-// A slice that is all -inf gives NaN (m is -inf), as the naive form would.
+//
+// Infinities (SciPy's rule): a maximum that is not finite shifts by 0, so no
+// inf - inf appears where the naive form has none. logsumexp of a slice of
+// -inf is -inf, with a +inf it is +inf, with a NaN NaN; softmax and
+// log_softmax of a slice with some -inf (masked entries) give 0 and -inf
+// there and the others as if those were absent; a slice that is all -inf has
+// no softmax (0 / 0, NaN, as in NumPy and SciPy).
 #pragma once
 
 #include <array>
+#include <limits>
 #include <type_traits>
 
 #include "fusor/expr/elementwise.hpp"
@@ -25,23 +32,31 @@
 namespace fusor {
 
 namespace detail {
+/// The shift: the maximum where it is finite, else 0 (SciPy's logsumexp), so
+/// that x - m is never inf - inf; no gradient goes through it.
+template <class M>
+auto finite_shift(M m) {
+  using V = value_type_t<M>;
+  auto finite = abs(m) < std::numeric_limits<V>::infinity();  // false for NaN too
+  return stop_gradient(where(std::move(finite), std::move(m), V(0)));
+}
 /// log(sum(exp(x), axes[, keepdims])) as m + log(sum(exp(x - m), ...)), with
 /// the reduced axes of a reduce node (n == 0: all), of result rank R.
 template <int R, class X>
 auto stable_logsumexp(const X& x, const std::array<int, max_rank>& axes, int n, bool keep) {
   static_assert(std::is_floating_point_v<value_type_t<X>>,
                 "fusor::logsumexp / softmax: the operand must be float or double (use fusor::cast)");
-  const auto m = stop_gradient(reduce_node<red::max, X, X::rank>(x, axes, n, true));
+  const auto m = finite_shift(reduce_node<red::max, X, X::rank>(x, axes, n, true));
   const auto s = reduce_node<red::sum, decltype(exp(x - m)), R>(exp(x - m), axes, n, keep);
   // the shift read at the result's shape (a reshape of memory: no copy)
   // as_written: already stable, the rewrites leave it as it is
   using L = decltype(log(s));
   return map_node<fn::as_written, value_type_t<L>, type_list<value_type_t<L>>, L>(log(s)) +
-         stop_gradient(reshape_like(reduce_node<red::max, X, X::rank>(x, axes, n, true), s));
+         finite_shift(reshape_like(reduce_node<red::max, X, X::rank>(x, axes, n, true), s));
 }
 template <class X>
 auto shift_along(const X& x, int axis) {
-  return stop_gradient(reduce_node<red::max, X, X::rank>(x, {axis}, 1, true));
+  return finite_shift(reduce_node<red::max, X, X::rank>(x, {axis}, 1, true));
 }
 }  // namespace detail
 

@@ -223,12 +223,23 @@ class walker {
         const auto ties = kept<red::sum>(e, cast<V>(x == m));
         return back(x, make_part<false, false>(where(x == m, gx / ties, 0)));
       } else if constexpr (std::is_same_v<Op, red::prod>) {
-        // prod / x, without dividing by zero: the product of the other
-        // elements where there is one zero, 0 where there are more.
-        const auto nonzero = kept<red::prod>(e, where(x == 0, 1, x));
-        const auto zeros = kept<red::sum>(e, cast<V>(x == 0));
-        return back(x, make_part<false, false>(
-                           gx * where(zeros == 0, nonzero / x, where(logical_and(zeros == 1, x == 0), nonzero, 0))));
+        // The product of the other elements, without dividing by zero, in a
+        // form whose own derivative is right too (the grad of a gradient) and
+        // finite (no branch that is not taken computes 0 / 0: its gradient
+        // would be NaN). With y = x where x != 0 and 1 where x = 0, P the
+        // product of y over the slice, m the zeros among the *other* elements
+        // and S the sum of those zeros (the value 0, its derivative 1 at each
+        // of them):  others = P / y * (m = 0 ? 1 : m = 1 ? S : 0).
+        // For m = 1 the value is 0 and its derivative with respect to that
+        // zero P / y, as for the true product; for m > 1 every derivative of
+        // the true product is 0 at such a point.
+        const auto is_zero = x == 0;
+        const auto y = where(is_zero, 1, x);
+        const auto nonzero = kept<red::prod>(e, y);
+        const auto other_zeros = kept<red::sum>(e, cast<V>(is_zero)) - cast<V>(is_zero);
+        const auto other_zero_sum = kept<red::sum>(e, where(is_zero, x, 0)) - where(is_zero, x, 0);
+        const auto others = nonzero / y * where(other_zeros == 0, 1, where(other_zeros == 1, other_zero_sum, 0));
+        return back(x, make_part<false, false>(gx * others));
       } else {
         refuse_inside(e, std::string("the reduction ") + Op::name + " (fusor::grad differentiates sum, mean, prod, "
                                                                  "max, min and their NaN-ignoring forms)");

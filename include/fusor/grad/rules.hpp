@@ -100,8 +100,10 @@ FUSOR_GRAD_BINARY(maximum, where(x < y, 0, g), where(x < y, g, 0))
 FUSOR_GRAD_BINARY(fmax, where(x < y, 0, g), where(x < y, g, 0))
 FUSOR_GRAD_BINARY(minimum, where(y < x, 0, g), where(y < x, g, 0))
 FUSOR_GRAD_BINARY(fmin, where(y < x, 0, g), where(y < x, g, 0))
-// d/dy x^y = x^y log x, taken as 0 where x^y is 0 (0^y for y > 0).
-FUSOR_GRAD_BINARY(power, g * y * pow(x, y - 1), where(e == 0, 0, g * e * log(x)))
+// PyTensor's rules: d/dx x^y = y x^(y-1) (so d/dx 2 x = 2 x^0 = 2 at x = 0 too,
+// 0^0 being 1; at x = y = 0 it is 0 * inf, NaN, as there), and d/dy x^y =
+// x^y log x, taken as 0 where x is 0 (log 0 is -inf).
+FUSOR_GRAD_BINARY(power, g * y * pow(x, y - 1), where(x == 0, 0, g * e * log(x)))
 #undef FUSOR_GRAD_BINARY
 
 /// broadcast_to(x, shape): x's adjoint is g summed back (the caller's sum_to).

@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fusor/memory/array.hpp"
@@ -74,6 +75,23 @@ class variable_base {
   advance_fn advance() const noexcept { return advance_; }
   void set_advance(advance_fn f) noexcept { advance_ = f; }
 
+  /// A constant (fusor::constant(array)) is a variable nobody can update;
+  /// unlike a variable, it may be read by a function running in another
+  /// memory space, which reads its copy there: made by `replicate` when a
+  /// function first needs it, and kept for the next.
+  using replicate_fn = std::shared_ptr<variable_base> (*)(const variable_base&, const memory_space&);
+  void mark_constant(replicate_fn replicate) noexcept { replicate_ = replicate; }
+  bool is_constant() const noexcept { return replicate_ != nullptr; }
+  /// The constant in `space`: itself there, else its copy there.
+  const variable_base* constant_in(const memory_space& space) const {
+    if (options_.space == space) return this;
+    std::lock_guard lock(replicas_mutex_);
+    for (const auto& [where, copy] : replicas_)
+      if (where == space) return copy.get();
+    replicas_.emplace_back(space, replicate_(*this, space));
+    return replicas_.back().second.get();
+  }
+
   /// "shared variable 'W'" — the subject of every message about it.
   std::string describe() const {
     return options_.name.empty() ? std::string("unnamed shared variable #") + std::to_string(id_)
@@ -110,6 +128,9 @@ class variable_base {
  private:
   std::uint64_t id_;
   advance_fn advance_ = nullptr;
+  replicate_fn replicate_ = nullptr;
+  mutable std::mutex replicas_mutex_;
+  mutable std::vector<std::pair<memory_space, std::shared_ptr<variable_base>>> replicas_;
   std::atomic<std::uint64_t> generation_{0};
   std::atomic<std::uint64_t> storage_version_{0};
   const std::byte* lo_ = nullptr;
@@ -160,6 +181,18 @@ class tensor_variable : public variable_base {
   void written_in_place() noexcept { note_written(); }
   /// The elements, for fusor's own in-place writes (then written_in_place()).
   E* data_for_writing() noexcept { return storage_.mutable_data(); }
+
+  /// A copy of this record's value in `space`, as a record of its own (a
+  /// constant's copy: variable_base::constant_in).
+  static std::shared_ptr<variable_base> replicate(const variable_base& self, const memory_space& space) {
+    const auto& me = static_cast<const tensor_variable&>(self);
+    shared_options options = me.options();
+    options.space = space;
+    auto copy = std::make_shared<tensor_variable>(std::move(options), me.rank());
+    copy->install(me.storage().to(space));
+    copy->mark_constant(&replicate);
+    return copy;
+  }
 
  private:
   array<E> storage_;
