@@ -12,6 +12,7 @@
 // ordinary values; fusor gives C's answer on every instruction set).
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -19,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include <xtensor/xadapt.hpp>
 #include <xtensor/xarray.hpp>
 #include <xtensor/xtensor.hpp>
 
@@ -172,6 +174,21 @@ TEST_CASE("logsumexp at infinities equals scipy.special.logsumexp") {
   CHECK(kept(0, 0) == numpy_cases::lse_cols[0]);  // -inf
   CHECK(kept(0, 1) == doctest::Approx(numpy_cases::lse_cols[1]).epsilon(1e-15));
   CHECK(kept(0, 2) == numpy_cases::lse_cols[2]);  // inf
+}
+
+TEST_CASE("softmax and log_softmax of rows holding +inf or only -inf equal SciPy's") {
+  const xt::xtensor<double, 2> xv = xt::adapt(numpy_cases::inf_rows, std::array<std::size_t, 2>{3, 3});
+  fusor::matrix<double> x{"x"};
+  auto f = fusor::function(fusor::inputs(x), fusor::outputs(fusor::softmax(x, 1), fusor::log_softmax(x, 1)));
+  auto [sm, lsm] = f(xv);
+  for (std::size_t i = 0; i < 9; ++i) {
+    CAPTURE(i);
+    const double want_sm = numpy_cases::inf_rows_softmax[i], want_lsm = numpy_cases::inf_rows_log_softmax[i];
+    if (std::isfinite(want_sm)) CHECK(sm.flat(i) == doctest::Approx(want_sm).epsilon(1e-15));
+    else CHECK(same<double>(sm.flat(i), want_sm));
+    if (std::isfinite(want_lsm)) CHECK(lsm.flat(i) == doctest::Approx(want_lsm).epsilon(1e-15));
+    else CHECK(same<double>(lsm.flat(i), want_lsm));
+  }
 }
 
 TEST_CASE("stack takes a braced list of parts of one type, as concatenate does") {

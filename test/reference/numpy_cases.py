@@ -93,6 +93,13 @@ out.append(array("lse_mixed_inf", [special.logsumexp([inf, -inf])]))
 out.append(array("lse_rows", special.logsumexp(np.array([[-inf, -inf], [0.0, 0.0]]), axis=1)))
 out.append(array("lse_cols", special.logsumexp(np.array([[-inf, 0.0, inf], [-inf, 0.0, 1.0]]), axis=0)))
 
+# softmax / log_softmax of rows holding +inf, all -inf, and -inf with finite entries
+inf_rows = np.array([[inf, 1.0, 0.0], [-inf, -inf, -inf], [0.0, -inf, 1.0]])
+out.append(array("inf_rows", inf_rows.ravel()))
+with np.errstate(all="ignore"):
+    out.append(array("inf_rows_softmax", special.softmax(inf_rows, axis=1).ravel()))
+    out.append(array("inf_rows_log_softmax", special.log_softmax(inf_rows, axis=1).ravel()))
+
 # softmax / log_softmax of rows with masked (-inf) entries
 masked = np.array([[0.5, -inf, 2.0, -1.0], [-inf, 3.0, -inf, -inf], [1.0, 2.0, 3.0, 4.0]])
 out.append(array("masked_x", masked.ravel()))

@@ -13,12 +13,14 @@
 // Each is a few fused nodes: a max reduction, a sum reduction fused with the
 // exponentials, and elementwise work fused into whatever reads the result.
 //
-// Infinities (SciPy's rule): a maximum that is not finite shifts by 0, so no
-// inf - inf appears where the naive form has none. logsumexp of a slice of
-// -inf is -inf, with a +inf it is +inf, with a NaN NaN; softmax and
-// log_softmax of a slice with some -inf (masked entries) give 0 and -inf
-// there and the others as if those were absent; a slice that is all -inf has
-// no softmax (0 / 0, NaN, as in NumPy and SciPy).
+// Infinities, as SciPy's scipy.special functions give them: for logsumexp and
+// log_softmax a maximum that is not finite shifts by 0, so no inf - inf
+// appears where the naive form has none (logsumexp of a slice of -inf is
+// -inf, with a +inf it is +inf, with a NaN NaN; log_softmax of a slice with
+// a +inf is NaN there and -inf elsewhere); softmax shifts by the maximum as it
+// is (a slice with a +inf, or all -inf, is NaN throughout). Slices with some
+// -inf (masked entries) give 0 and -inf there and, elsewhere, the values (and
+// gradients) they would have without those entries.
 #pragma once
 
 #include <array>
@@ -105,7 +107,8 @@ template <class X>
   const auto e = as_expression(std::forward<X>(x));
   static_assert(std::is_floating_point_v<value_type_t<decltype(e)>>,
                 "fusor::softmax: the operand must be float or double (use fusor::cast)");
-  const auto num = exp(e - detail::shift_along(e, axis));
+  // SciPy's softmax shifts by the maximum as it is (no finite guard)
+  const auto num = exp(e - stop_gradient(reduce_node<red::max, decltype(e), decltype(e)::rank>(e, {axis}, 1, true)));
   return num / sum(num, axis, keepdims);
 }
 
