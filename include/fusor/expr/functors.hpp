@@ -47,6 +47,52 @@ FUSOR_INLINE bool isnan(const T& x) {
   else return false;
 }
 
+// exp, expm1 and tanh through xsimd, defined for every argument. xsimd's
+// double exp — which expm1 resembles and tanh calls — converts round(x / log
+// 2) to a 64-bit integer, and where the instruction set has no such
+// conversion (SSE2, AVX2; AVX-512DQ has one) it does so with a C++ cast,
+// undefined for ±inf and NaN (UBSan stops there; the hardware's answer
+// happens to give the right result). So a double batch is clamped first to
+// where the function has saturated (exp(-1000) is 0, exp(1000) inf,
+// expm1(-1000) -1, tanh(40) 1), a NaN lane computed on 0 and given back as
+// the NaN it was. Scalars call the C library, which takes every argument.
+template <class B>
+inline constexpr bool saturate_batches =
+#if defined(__AVX512DQ__)
+    false;
+#else
+    std::is_same_v<typename B::value_type, double>;
+#endif
+
+template <class B, class F>
+inline B saturating(const B& x, double bound, F f) {
+  if constexpr (!saturate_batches<B>) {
+    return f(x);
+  } else {
+    const B lo(-bound), hi(bound);
+    const auto number = x == x;  // an ordered comparison: false for NaN only
+    B c = select(x < lo, lo, x);
+    c = select(hi < c, hi, c);
+    return select(number, f(select(number, c, B(0))), x);
+  }
+}
+
+#define FUSOR_SATURATING(NAME, FN, BOUND)                                          \
+  template <class T>                                                               \
+    requires std::is_arithmetic_v<T>                                               \
+  FUSOR_INLINE T NAME(const T& x) {                                                \
+    return FN(x);                                                                  \
+  }                                                                                \
+  template <class B>                                                               \
+    requires(!std::is_arithmetic_v<B>)                                             \
+  inline B NAME(const B& x) {                                                      \
+    return saturating(x, BOUND, [](const B& v) { return FN(v); });                 \
+  }
+FUSOR_SATURATING(exp_of, exp, 1000)
+FUSOR_SATURATING(expm1_of, expm1, 1000)
+FUSOR_SATURATING(tanh_of, tanh, 40)
+#undef FUSOR_SATURATING
+
 // A call operator written once, declared for scalars (host and device) and
 // for batches (host): see FUSOR_SCALAR_HD in core/config.hpp.
 #define FUSOR_CALL(RET, PARAMS, BODY)                  \
@@ -169,14 +215,14 @@ FUSOR_UNARY_FUNCTOR(negate, "-", {
 })
 FUSOR_UNARY_FUNCTOR(logical_not, "!", { return !x; })
 FUSOR_UNARY_FUNCTOR(sqrt_op, "sqrt", { return sqrt(x); })
-FUSOR_UNARY_FUNCTOR(exp_op, "exp", { return exp(x); })
-FUSOR_UNARY_FUNCTOR(expm1_op, "expm1", { return expm1(x); })
+FUSOR_UNARY_FUNCTOR(exp_op, "exp", { return exp_of(x); })
+FUSOR_UNARY_FUNCTOR(expm1_op, "expm1", { return expm1_of(x); })
 FUSOR_UNARY_FUNCTOR(log_op, "log", { return log(x); })
 FUSOR_UNARY_FUNCTOR(log1p_op, "log1p", { return log1p(x); })
 FUSOR_UNARY_FUNCTOR(sin_op, "sin", { return sin(x); })
 FUSOR_UNARY_FUNCTOR(cos_op, "cos", { return cos(x); })
 FUSOR_UNARY_FUNCTOR(tan_op, "tan", { return tan(x); })
-FUSOR_UNARY_FUNCTOR(tanh_op, "tanh", { return tanh(x); })
+FUSOR_UNARY_FUNCTOR(tanh_op, "tanh", { return tanh_of(x); })
 // x itself; fusor::grad sends no gradient through it (Theano's zero_grad).
 FUSOR_UNARY_FUNCTOR(stop_gradient, "stop_gradient", { return x; })
 // x itself, as written: fusor's stable rewrites (rewrite/stable.hpp) do not
@@ -195,7 +241,7 @@ struct absolute {
 /// 1 / (1 + exp(-x)).
 struct sigmoid {
   static constexpr const char* symbol = "sigmoid";
-  FUSOR_CALL(A, (const A& x), { return A(1) / (A(1) + exp(-x)); })
+  FUSOR_CALL(A, (const A& x), { return A(1) / (A(1) + exp_of(-x)); })
 };
 
 /// log(1 + exp(x)), computed as max(x, 0) + log1p(exp(-|x|)) so that large |x|
@@ -204,7 +250,7 @@ struct softplus {
   static constexpr const char* symbol = "softplus";
   FUSOR_CALL(A, (const A& x), {
     const A ax = abs(x);
-    return maximum{}(x, A(0)) + log1p(exp(-ax));
+    return maximum{}(x, A(0)) + log1p(exp_of(-ax));
   })
 };
 
