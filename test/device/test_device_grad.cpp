@@ -1,0 +1,56 @@
+// Gradients of test_numpy_cases_grad.cpp on a device: masked softmax rows and
+// prod's second derivative with zeros, against NumPy's values and the host's.
+// Built by g++ for the emulated device only: nvcc's front end takes many
+// minutes over these second-derivative types (the GPU suite's device tests
+// cover gradients through selections).
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+
+#include <xtensor/xadapt.hpp>
+
+#include "../reference/numpy_cases.hpp"
+#include "device_harness.hpp"
+
+using device_test::check_close;
+using device_test::dev;
+using device_test::fixture;
+using device_test::spaces;
+
+TEST_CASE_FIXTURE(fixture, "masked softmax gradients on a device, as NumPy's") {
+  using mat = xt::xtensor<double, 2>;
+  const mat xv = xt::adapt(numpy_cases::masked_x, std::array<std::size_t, 2>{3, 4});
+  const mat wv = xt::adapt(numpy_cases::masked_weight, std::array<std::size_t, 2>{3, 4});
+  auto X = fusor::shared(xv, {.name = "X", .space = dev});
+  auto W = fusor::shared(wv, {.name = "W", .space = dev});
+  const auto masked = fusor::abs(X) == std::numeric_limits<double>::infinity();
+  const auto cost = fusor::sum(fusor::where(masked, 0.0, W * fusor::log_softmax(X, 1)));
+  auto g = device_test::function(fusor::inputs(), fusor::outputs(fusor::grad(cost, X), fusor::softmax(X, 1)));
+  auto [gx, sm] = g();
+  for (std::size_t i = 0; i < 12; ++i) {
+    CAPTURE(i);
+    CHECK(gx.flat(i) == doctest::Approx(numpy_cases::masked_log_softmax_grad[i]).epsilon(1e-13));
+    CHECK(sm.flat(i) == doctest::Approx(numpy_cases::masked_softmax[i]).epsilon(1e-14));
+  }
+}
+
+
+TEST_CASE_FIXTURE(fixture, "the second derivative of prod with zeros in a row, on a device as on the host") {
+  const xt::xtensor<double, 2> x0{{1.0, 2.0, 3.0}, {0.0, 5.0, 6.0}, {0.0, 0.0, 9.0}};
+  const xt::xtensor<double, 2> v0{{0.5, -1.0, 0.25}, {1.0, 2.0, -0.5}, {1.5, -2.0, 1.0}};
+  xt::xarray<double> outs[2];
+  for (int k = 0; k < 2; ++k) {
+    auto X = fusor::shared(x0, {.name = "X", .space = spaces[k]});
+    auto V = fusor::shared(v0, {.name = "V", .space = spaces[k]});
+    const auto gx = fusor::grad(fusor::sum(fusor::prod(X, 1)), X);
+    auto f = device_test::function(fusor::inputs(), fusor::outputs(fusor::grad(fusor::sum(gx * V), X)));
+    outs[k] = f();
+  }
+  check_close(outs[1], outs[0], 1e-14);
+  // By hand: H v for rows (1, 2, 3), (0, 5, 6), (0, 0, 9).
+  const xt::xarray<double> want{{-1.0 * 3 + 0.25 * 2, 0.5 * 3 + 0.25 * 1, 0.5 * 2 - 1.0 * 1},
+                                {2.0 * 6 - 0.5 * 5, 1.0 * 6 - 0.5 * 0, 1.0 * 5 + 2.0 * 0},
+                                {-2.0 * 9 + 1.0 * 0, 1.5 * 9 + 1.0 * 0, 1.5 * 0 - 2.0 * 0}};
+  check_close(outs[1], want, 1e-14);
+}
