@@ -23,8 +23,10 @@ include directory (--include chooses another, e.g. an older checkout's, for a
 before/after table); --define adds -D flags (e.g. the compiled-runtime mode).
 
 Each compile runs in a process of its own, so that its peak resident memory
-(ru_maxrss) is its own. The median wall time of --runs compiles is reported,
-with the largest peak. Measured, never asserted.
+(ru_maxrss) is its own, under an address-space cap (--limit-gb, default 12):
+a compile over it is reported as failed rather than exhausting the machine.
+The median wall time of --runs compiles is reported, with the largest peak.
+Measured, never asserted.
 """
 import argparse
 import json
@@ -147,23 +149,31 @@ def sources():
     return out
 
 
-def compile_once(cmd):
+def compile_once(cmd, limit_gb):
+    def cap():
+        # A compile that would exhaust the machine is stopped at the cap and
+        # reported as such (a gradient unit at -O0 -g has needed over 20 GB).
+        limit = int(limit_gb * 2**30)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     t0 = time.monotonic()
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=cap)
     seconds = time.monotonic() - t0
     if proc.returncode != 0:
-        sys.stderr.write(proc.stdout[-4000:])
-        raise SystemExit("compile_time.py: failed: %s" % " ".join(cmd))
+        sys.stderr.write(proc.stdout[-2000:])
+        return -seconds, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     return seconds, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
 
 
-def measure(cmd, out, runs):
+def measure(cmd, out, runs, limit_gb):
+    """(median seconds, peak KiB, object bytes), or None for a compile that failed (over the memory cap)."""
     times, peaks = [], []
     for _ in range(runs):
         # One process per compile: ru_maxrss of its children is this compile's peak.
-        proc = subprocess.run([sys.executable, __file__, "--one", json.dumps(cmd)], stdout=subprocess.PIPE,
-                              text=True, check=True)
+        proc = subprocess.run([sys.executable, __file__, "--one", json.dumps(cmd), str(limit_gb)],
+                              stdout=subprocess.PIPE, text=True, check=True)
         t, m = proc.stdout.split()
+        if float(t) < 0:
+            return None
         times.append(float(t))
         peaks.append(int(m))
     return statistics.median(times), max(peaks), os.path.getsize(out)
@@ -171,7 +181,7 @@ def measure(cmd, out, runs):
 
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--one":
-        t, m = compile_once(json.loads(sys.argv[2]))
+        t, m = compile_once(json.loads(sys.argv[2]), float(sys.argv[3]))
         print(t, m)
         return 0
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -183,6 +193,8 @@ def main():
     ap.add_argument("--define", action="append", default=[])
     ap.add_argument("--link", default="", help="extra arguments after the source (a library to link)")
     ap.add_argument("--json", help="also write the figures to this file")
+    ap.add_argument("--limit-gb", type=float, default=12.0,
+                    help="address-space cap per compile; a compile over it is reported as failed (default 12)")
     args = ap.parse_args()
     all_sources = sources()
     names = list(all_sources) if args.cases == "all" else args.cases.split(",")
@@ -199,28 +211,37 @@ def main():
                 cmd = ([args.cxx, "-std=c++20"] + MODES[mode] + ["-I", args.include,
                        "-isystem", "/usr/include/x86_64-linux-gnu/openblas-pthread"] +
                        ["-D" + d for d in args.define] + ["-c", src, "-o", out])
-                t, m, size = measure(cmd, out, args.runs)
-                results[(name, mode)] = (t, m, size)
-                print("%-12s %-4s %7.2f s %7.0f MB peak %8.1f MB object" % (name, mode, t, m / 1024, size / 2**20),
-                      flush=True)
+                r = measure(cmd, out, args.runs, args.limit_gb)
+                results[(name, mode)] = r
+                if r is None:
+                    print("%-12s %-4s failed (over %.0f GB of address space?)" % (name, mode, args.limit_gb), flush=True)
+                else:
+                    t, m, size = r
+                    print("%-12s %-4s %7.2f s %7.0f MB peak %8.1f MB object" % (name, mode, t, m / 1024, size / 2**20),
+                          flush=True)
     print()
     print("| case | " + " | ".join("%s: s, MB peak, MB object" % m for m in modes) + " |")
     print("| --- | " + " | ".join("---:" for _ in modes) + " |")
     for name in names:
         cells = []
         for mode in modes:
-            t, m, size = results[(name, mode)]
-            cells.append("%.1f s, %.0f MB, %.1f MB" % (t, m / 1024, size / 2**20))
+            r = results[(name, mode)]
+            if r is None:
+                cells.append("failed (over %.0f GB)" % args.limit_gb)
+            else:
+                t, m, size = r
+                cells.append("%.1f s, %.0f MB, %.1f MB" % (t, m / 1024, size / 2**20))
         print("| %s | %s |" % (all_sources[name][0], " | ".join(cells)))
     if "eval50" in names and "xtensor50" in names:
         for mode in modes:
-            ft, fm, _ = results[("eval50", mode)]
-            xt_, xm, _ = results[("xtensor50", mode)]
-            print("50-node eval / xtensor, %s: %.2f x the time, %.2f x the memory" % (mode, ft / xt_, fm / xm))
+            if results[("eval50", mode)] and results[("xtensor50", mode)]:
+                ft, fm, _ = results[("eval50", mode)]
+                xt_, xm, _ = results[("xtensor50", mode)]
+                print("50-node eval / xtensor, %s: %.2f x the time, %.2f x the memory" % (mode, ft / xt_, fm / xm))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"%s/%s" % k: dict(seconds=v[0], peak_kb=v[1], object_bytes=v[2]) for k, v in results.items()},
-                      f, indent=1)
+            json.dump({"%s/%s" % k: (dict(seconds=v[0], peak_kb=v[1], object_bytes=v[2]) if v else None)
+                       for k, v in results.items()}, f, indent=1)
     return 0
 
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 
+#include <fusor/device.hpp>
 #include <fusor/fusor.hpp>
 #include <fusor/memory/emulated_device.hpp>
 #ifdef FUSOR_EXAMPLE_WITH_CUDA
@@ -15,6 +16,11 @@
 #include "numpy_print.hpp"
 
 using examples::numpy_str;
+
+// This program runs its training step on a device: its device kernels are
+// compiled here (the emulated device's loops; the CUDA ones in
+// device/walkthrough_device_kernels.cu, where nvcc builds the example).
+FUSOR_DEVICE_INSTANTIATE(decltype(examples::make_train_step(std::declval<examples::logistic_model&>(), 0.f)))
 
 int main() {
   std::unique_ptr<fusor::emulated_devices> emulation;

@@ -237,14 +237,14 @@ void bind_inputs(const graph& g, call_facts& facts, const B&... bindings) {
   }
 }
 
-/// Builds an evaluation's graph (both backends' kernels), then points it at
+/// Builds an evaluation's graph (the host's kernels, the device's keys), then points it at
 /// the space of its shared variables.
 template <class Add>
 void build(evaluation& ev, const char* who, Add&& add) {
   ev.built = false;
   ev.prog = program{};
   graph& g = ev.prog.graph();
-  graph_builder<cpu::backend, gpu::backend> b(g);
+  graph_builder<cpu::backend, gpu::keyed_backend> b(g);
   add(g, b);
   ev.facts.space = space_of_graph(g, who);
   ev.facts.backend = host_accessible(ev.facts.space) ? backend_id::host : backend_id::device;

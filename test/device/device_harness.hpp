@@ -11,13 +11,11 @@
 
 #include <doctest/doctest.h>
 
+#include <fusor/device.hpp>
 #include <fusor/fusor.hpp>
 #include <fusor/memory/emulated_device.hpp>
 #ifdef FUSOR_TEST_REAL_DEVICE
 #include <fusor/cuda.hpp>
-#endif
-#ifdef __CUDACC__
-#include <fusor/gpu/instantiate.cuh>
 #endif
 
 namespace device_test {
@@ -34,23 +32,20 @@ struct fixture {
 
 inline constexpr fusor::memory_space dev = fusor::cuda(0);
 
-/// fusor::function, with its CUDA kernels compiled and registered first when
-/// this unit is compiled by nvcc (as a program's .cu would with
-/// FUSOR_CUDA_INSTANTIATE): the GPU suite builds the device tests with nvcc.
+/// fusor::function, with its device kernels compiled and registered first,
+/// as a program asks for them (fusor/device.hpp): the emulated device's loops
+/// in this g++ unit; with the CUDA kernels when the GPU suite compiles the
+/// same tests with nvcc.
 template <class... A>
 auto function(A&&... args) {
-#ifdef __CUDACC__
-  fusor::gpu::cuda::instantiate<decltype(fusor::function(std::forward<A>(args)...))>();
-#endif
+  fusor::instantiate_device<decltype(fusor::function(std::forward<A>(args)...))>();
   return fusor::function(std::forward<A>(args)...);
 }
 
 /// Likewise for an expression evaluated by eval or assign.
 template <class X>
 const X& kernels(const X& expr) {
-#ifdef __CUDACC__
-  fusor::gpu::cuda::instantiate<fusor::as_expression_t<const X&>>();
-#endif
+  fusor::instantiate_device<fusor::as_expression_t<const X&>>();
   return expr;
 }
 

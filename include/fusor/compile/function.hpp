@@ -143,26 +143,31 @@ inline memory_space space_of_graph(graph& g, const std::string& who) {
   return s;
 }
 
-/// Points a program at the backend of `space`. On a real device, every CUDA
-/// kernel the graph needs must have been compiled into the program: a missing
-/// one is reported now, naming the expressions, rather than at a call.
+/// Points a program at the backend of `space`. On a device, every kernel the
+/// graph needs must have been compiled into the program (by a unit that asked
+/// for a device; on a real device with its CUDA launchers): a missing one is
+/// reported now, naming the expressions, rather than at a call.
 inline void target(program& prog, const memory_space& space, const std::string& who) {
   if (host_accessible(space)) {
     prog.target(backend_id::host, space, &cpu::backend::prepare_plan);
     return;
   }
-  device_runtime& rt = device_runtime_for(space);
-  if (!rt.emulated()) {
-    const auto missing = gpu::backend::missing_kernels(prog.graph());
-    if (!missing.empty()) {
-      std::string list;
-      for (const auto& m : missing) list += "\n  " + m;
-      throw kernel_not_instantiated_error(
-          who + " runs on " + space.str() + ", but no CUDA kernel was compiled into this program for:" + list +
-          "\nName its type in a .cu file of the program, compiled by nvcc: #include <fusor/gpu/instantiate.cuh> "
-          "and FUSOR_CUDA_INSTANTIATE(decltype(f)) (see the README, 'GPU')");
-    }
-  }
+  const gpu::missing_device_kernels missing = gpu::find_missing_kernels(prog.graph());
+  auto list = [](const std::vector<std::string>& texts) {
+    std::string out;
+    for (const auto& t : texts) out += "\n  " + t;
+    return out;
+  };
+  if (!missing.unregistered.empty())
+    throw kernel_not_instantiated_error(who + " runs on " + space.str() +
+                                        ", but no device kernel was compiled into this program for:" +
+                                        list(missing.unregistered) + "\n" + std::string(gpu::instantiate_advice));
+  if (!device_runtime_for(space).emulated() && !missing.without_cuda.empty())
+    throw kernel_not_instantiated_error(
+        who + " runs on " + space.str() + ", but no CUDA kernel was compiled into this program for:" +
+        list(missing.without_cuda) +
+        "\nName its type in a .cu file of the program, compiled by nvcc: #include <fusor/device.hpp> and "
+        "FUSOR_DEVICE_INSTANTIATE(decltype(f)) (see the README, 'GPU')");
   prog.target(backend_id::device, space, &gpu::backend::prepare_plan);
 }
 
@@ -507,7 +512,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
  private:
   void build_graph() {
     fusor::graph& g = prog_.graph();
-    graph_builder<cpu::backend, gpu::backend> b(g);
+    graph_builder<cpu::backend, gpu::keyed_backend> b(g);
     detail::for_each_index<n_in>([&](auto k) { b.declare_input(std::get<k>(ins_).variable); });
     detail::for_each_index<n_giv>([&](auto k) {
       const auto& gv = std::get<k>(givs_);
@@ -544,7 +549,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
     g.multi_output_kernel[static_cast<std::size_t>(backend_id::host)] =
         detail::multi_kernel_of<cpu::backend>(static_cast<plain_tuple*>(nullptr));
     g.multi_output_kernel[static_cast<std::size_t>(backend_id::device)] =
-        detail::multi_kernel_of<gpu::backend>(static_cast<plain_tuple*>(nullptr));
+        detail::multi_kernel_of<gpu::keyed_backend>(static_cast<plain_tuple*>(nullptr));
   }
 
   // ------------------------------------------------------------ the plan of this call

@@ -20,6 +20,7 @@ template <class X>
 class ref_node : public expression_base {
  public:
   using value_type = value_type_t<X>;
+  using target_type = X;
   static constexpr int rank = X::rank;
 
   explicit ref_node(X x) : target_(std::make_shared<const X>(std::move(x))) {}

@@ -1,9 +1,10 @@
 // fusor/backend/cuda/backend.hpp — the device backend as the planner sees it:
 // the same four names as the host's (`kernel`, `convert_kernel`,
 // `multi_kernel`, `state`), so that a device runs the plans the host runs.
-// Portable: g++ compiles it; the CUDA kernels it launches are registered by
-// units nvcc compiles (fusor/gpu/instantiate.cuh), and the emulated device
-// runs host loops instead.
+// Portable: g++ compiles it. Its kernels are found in the registry
+// (registry.hpp): units that ask for a device compile and register them
+// (instantiate.hpp; in units nvcc compiles, with their CUDA launchers,
+// fusor/gpu/instantiate.cuh), and the emulated device runs their host loops.
 #pragma once
 
 #include <memory>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "fusor/backend/cuda/kernels.hpp"
+#include "fusor/backend/cuda/registry.hpp"
 #include "fusor/compile/program.hpp"
 
 namespace fusor::gpu {
@@ -33,22 +35,6 @@ struct backend {
   template <class... Xs>
   static const void* multi_kernel() {
     return &gpu::multi_kernel<Xs...>::entry;
-  }
-
-  /// Every CUDA launcher `g` needs that this program lacks, as the texts of
-  /// their nodes (empty when all are there).
-  static std::vector<std::string> missing_kernels(const graph& g) {
-    std::vector<std::string> out;
-    if (const auto* k = static_cast<const kernel_entry*>(g.multi_output_kernel[static_cast<std::size_t>(id)]))
-      if (k->missing()) out.push_back("the outputs fused into one pass");
-    for (const graph_node& n : g.nodes)
-      for (std::size_t r = 0; r < static_cast<std::size_t>(kernel_role::count); ++r)
-        if (const auto* k = static_cast<const kernel_entry*>(n.kernels[static_cast<std::size_t>(id)][r]))
-          if (k->missing()) {
-            out.push_back(n.text);
-            break;
-          }
-    return out;
   }
 
   /// The steps of one plan, prepared for its device.
@@ -81,7 +67,7 @@ struct backend {
    private:
     std::unique_ptr<prepared_step> prepare_one(const graph& g, const plan& p, const step_info& s) const {
       const kernel_entry* k = nullptr;
-      auto of = [&](kernel_role r) { return static_cast<const kernel_entry*>(g[s.node].kernel(id, r)); };
+      auto of = [&](kernel_role r) { return registered_kernel(g[s.node], r); };
       switch (s.kind) {
         case step_kind::check: k = of(kernel_role::check); break;
         case step_kind::convert:
@@ -95,7 +81,7 @@ struct backend {
         case step_kind::output:
         case step_kind::update: k = of(kernel_role::group); break;
         case step_kind::outputs:
-          k = static_cast<const kernel_entry*>(g.multi_output_kernel[static_cast<std::size_t>(id)]);
+          k = registered_multi_kernel(g);
           break;
         case step_kind::copy: return copy_boxes_step::prepare(g, p, s);
         case step_kind::assemble: return assemble_step::prepare(p, s);
@@ -105,8 +91,8 @@ struct backend {
         case step_kind::transfer: return nullptr;
       }
       if (!k)
-        throw error("fusor: internal error: no device kernel for step '" + s.label +
-                    "' (the graph builder did not compile one for this node)");
+        throw kernel_not_instantiated_error("fusor: no device kernel was compiled into this program for step '" +
+                                            s.label + "'; " + std::string(instantiate_advice));
       return k->prepare(g, p, s, ctx_);
     }
 

@@ -214,6 +214,7 @@ struct reduce_kernel;
 
 template <class Op, class A, int Rank>
 struct reduce_kernel<reduce_node<Op, A, Rank>> {
+  using op = Op;
   using Ev = evaluator_t<A>;
   using R = typename reduce_node<Op, A, Rank>::value_type;
   static constexpr bool is_arg = std::is_same_v<Op, red::argmax> || std::is_same_v<Op, red::argmin>;
