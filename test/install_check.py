@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """`meson install` into a temporary prefix, then build and run a consumer
-project that finds fusor with dependency('fusor') through the installed fusor.pc."""
+project that finds fusor with dependency('fusor') and dependency('fusor-runtime')
+through the installed fusor.pc and fusor-runtime.pc."""
 import glob
 import os
 import subprocess
@@ -31,7 +32,13 @@ def main(source_root):
             stdout=subprocess.DEVNULL)
         run(["meson", "compile", "-C", consumer], env=env, stdout=subprocess.DEVNULL)
         run([os.path.join(consumer, "consumer")])
-        print("installed headers and fusor.pc work from another meson project")
+        libs = glob.glob(os.path.join(prefix, "**", "libfusor.so*"), recursive=True)
+        if not libs:
+            print("install is missing libfusor")
+            return 1
+        run([os.path.join(consumer, "consumer_runtime")],
+            env=dict(os.environ, LD_LIBRARY_PATH=os.path.dirname(libs[0])))
+        print("installed headers, fusor.pc, libfusor and fusor-runtime.pc work from another meson project")
     return 0
 
 

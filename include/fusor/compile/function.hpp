@@ -122,54 +122,13 @@ const void* multi_kernel_of(std::tuple<Xs...>*) {
 /// Where a graph runs: where its shared variables live (all in one space), or
 /// the host when it has none. A constant (fusor::constant(array)) does not
 /// decide it: the graph reads the constant's copy in that space.
-inline memory_space space_of_graph(graph& g, const std::string& who) {
-  const graph_shared* first = nullptr;
-  for (const auto& v : g.shared)
-    if (!first && !v.record->is_constant()) first = &v;
-  const memory_space s = first ? first->space : host;
-  for (const auto& v : g.shared)
-    if (!v.record->is_constant() && v.space != s) {
-      std::string list;
-      for (const auto& w : g.shared)
-        if (!w.record->is_constant()) list += (list.empty() ? "" : ", ") + w.describe() + " on " + w.space.str();
-      throw space_error(who + ": its shared variables live in different memory spaces (" + list +
-                        "); one function runs in one space: move them with set_value or create them in one space");
-    }
-  for (auto& v : g.shared)
-    if (v.record->is_constant() && v.space != s) {
-      v.record = v.record->constant_in(s);
-      v.space = s;
-    }
-  return s;
-}
+FUSOR_RUNTIME memory_space space_of_graph(graph& g, const std::string& who);
 
 /// Points a program at the backend of `space`. On a device, every kernel the
 /// graph needs must have been compiled into the program (by a unit that asked
 /// for a device; on a real device with its CUDA launchers): a missing one is
 /// reported now, naming the expressions, rather than at a call.
-inline void target(program& prog, const memory_space& space, const std::string& who) {
-  if (host_accessible(space)) {
-    prog.target(backend_id::host, space, &cpu::backend::prepare_plan);
-    return;
-  }
-  const gpu::missing_device_kernels missing = gpu::find_missing_kernels(prog.graph());
-  auto list = [](const std::vector<std::string>& texts) {
-    std::string out;
-    for (const auto& t : texts) out += "\n  " + t;
-    return out;
-  };
-  if (!missing.unregistered.empty())
-    throw kernel_not_instantiated_error(who + " runs on " + space.str() +
-                                        ", but no device kernel was compiled into this program for:" +
-                                        list(missing.unregistered) + "\n" + std::string(gpu::instantiate_advice));
-  if (!device_runtime_for(space).emulated() && !missing.without_cuda.empty())
-    throw kernel_not_instantiated_error(
-        who + " runs on " + space.str() + ", but no CUDA kernel was compiled into this program for:" +
-        list(missing.without_cuda) +
-        "\nName its type in a .cu file of the program, compiled by nvcc: #include <fusor/device.hpp> and "
-        "FUSOR_DEVICE_INSTANTIATE(decltype(f)) (see the README, 'GPU')");
-  prog.target(backend_id::device, space, &gpu::backend::prepare_plan);
-}
+FUSOR_RUNTIME void target(program& prog, const memory_space& space, const std::string& who);
 
 }  // namespace detail
 
@@ -900,3 +859,7 @@ function(no_rewrites_t, inputs_t<I...>, updates_t<U...>, givens_t<G...>)
     -> function<inputs_t<I...>, outputs_t<>, updates_t<U...>, givens_t<G...>>;
 
 }  // namespace fusor
+
+#ifndef FUSOR_SEPARATE_COMPILATION
+#include "fusor/compile/impl/function.ipp"
+#endif

@@ -23,7 +23,6 @@
 
 #include "fusor/compile/graph.hpp"
 #include "fusor/compile/plan.hpp"
-#include "fusor/compile/planner.hpp"
 #include "fusor/compile/profile.hpp"
 #include "fusor/memory/buffer.hpp"
 
@@ -85,22 +84,8 @@ class program {
   /// The plan for these facts: from the cache, or built (and prepared) now.
   /// Building may throw (a shape error, an allocation); nothing is changed then.
   entry& plan_for(const call_facts& facts) {
-    for (std::size_t i = 0; i < cache_.size(); ++i)
-      if (cache_[i]->plan.sig.matches(facts)) {
-        if (i) std::rotate(cache_.begin(), cache_.begin() + static_cast<std::ptrdiff_t>(i),
-                           cache_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
-        return *cache_.front();
-      }
-    auto e = std::make_unique<entry>();
-    e->plan = make_plan(graph_, facts);
-    e->kernels = prepare_(graph_, e->plan);
-    e->id = ++plans_made_;
-    for (const step_info& s : e->plan.steps)
-      e->runs.push_back(s.kind != step_kind::install && s.kind != step_kind::transfer);
-    if (cache_.size() == max_plans) cache_.pop_back();
-    cache_.insert(cache_.begin(), std::move(e));
-    ++plans_built_;
-    return *cache_.front();
+    if (!cache_.empty() && cache_.front()->plan.sig.matches(facts)) return *cache_.front();  // every steady call
+    return find_or_build(facts);
   }
 
   /// The plan of the last call, or null before the first.
@@ -171,6 +156,9 @@ class program {
   void release_arena() noexcept { arena_ = buffer(); }
 
  private:
+  /// plan_for beyond its most recent plan (compile/impl/program.ipp).
+  FUSOR_RUNTIME entry& find_or_build(const call_facts& facts);
+
   backend_id backend_ = backend_id::host;
   memory_space space_ = host;
   prepare_plan_fn prepare_ = nullptr;
@@ -184,3 +172,7 @@ class program {
 };
 
 }  // namespace fusor
+
+#ifndef FUSOR_SEPARATE_COMPILATION
+#include "fusor/compile/impl/program.ipp"
+#endif

@@ -29,6 +29,19 @@
 #define FUSOR_SCALAR_HD(T) template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0> FUSOR_INLINE
 #define FUSOR_BATCH_HOST(T) template <class T, std::enable_if_t<!std::is_arithmetic_v<T>, int> = 0> inline
 
+// fusor's run-time half — the planner, shape inference, the program cache,
+// plan printing — is ordinary code, not templates: header-only use compiles it
+// (inline) in every unit that builds a function or an eval. Defining
+// FUSOR_SEPARATE_COMPILATION in every unit of a program and linking libfusor
+// (pkg-config fusor-runtime; meson dependency('fusor-runtime')) compiles it
+// once instead. One mode per program: the library is built with the macro,
+// and a unit without it would define the same functions inline.
+#ifdef FUSOR_SEPARATE_COMPILATION
+#define FUSOR_RUNTIME
+#else
+#define FUSOR_RUNTIME inline
+#endif
+
 // Checked builds detect stale borrowed outputs (fusor::stale_borrow_error).
 // On by default in debug builds (no NDEBUG); force with -DFUSOR_CHECKED=0/1.
 #ifndef FUSOR_CHECKED

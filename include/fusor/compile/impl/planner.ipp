@@ -1,0 +1,1034 @@
+// fusor/compile/impl/planner.ipp — the planner's definitions (compile/planner.hpp
+// says what it decides). Part of fusor's run-time half: included by the header
+// in header-only use, compiled once into libfusor under FUSOR_SEPARATE_COMPILATION.
+#pragma once
+
+#include <algorithm>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "fusor/compile/graph.hpp"
+#include "fusor/compile/plan.hpp"
+#include "fusor/compile/planner.hpp"
+#include "fusor/compile/region.hpp"
+#include "fusor/compile/shapes.hpp"
+#include "fusor/memory/buffer.hpp"
+
+namespace fusor {
+
+namespace detail {
+/// Calls f(leaf) for every node whose value the fused group rooted at `node`
+/// reads from memory (map, cast and constants are fused; constants read none).
+template <class F>
+void for_each_group_leaf(const graph& g, int node, F&& f) {
+  const graph_node& n = g[node];
+  if (n.kind == node_kind::map || n.kind == node_kind::cast || n.kind == node_kind::gate) {
+    for (int k = 0; k < n.arity; ++k) for_each_group_leaf(g, n.child[static_cast<std::size_t>(k)], f);
+  } else if (n.kind != node_kind::constant && n.kind != node_kind::iota && n.kind != node_kind::size_ratio &&
+             n.kind != node_kind::zeros_of) {
+    f(node);
+  }
+}
+
+/// Whether a value of shape `from` broadcasts to `to` (NumPy's rule, `to` fixed).
+inline bool broadcasts_to(const dims& from, const dims& to) {
+  if (from.rank() > to.rank()) return false;
+  const std::size_t lead = to.rank() - from.rank();
+  for (std::size_t d = 0; d < from.rank(); ++d)
+    if (from[d] != 1 && from[d] != to[lead + d]) return false;
+  return true;
+}
+}  // namespace detail
+
+class planner {
+ public:
+  planner(const graph& g, const call_facts& f) : g_(g), f_(f) {}
+
+  plan build() {
+    p_.sig = signature(f_);
+    p_.backend = f_.backend;
+    p_.space = f_.space;
+    p_.shapes = infer_shapes(g_, f_);
+    p_.values.resize(g_.nodes.size());
+    copy_.assign(g_.nodes.size(), -1);
+    direct_.assign(g_.outputs.size(), 0);
+    producer_.clear();
+    make_leaf_slots();
+    make_values();
+    check_updates();
+    decide_transfers();
+    decide_in_place();
+    emit_steps();
+    assign_offsets();
+    return std::move(p_);
+  }
+
+ private:
+  // ------------------------------------------------------------ slots and values
+
+  int add_slot(slot_kind kind, dtype type, const dims& shape, int owner) {
+    slot_info s;
+    s.kind = kind;
+    s.type = type;
+    s.shape = shape;
+    s.owner = owner;
+    s.bytes = shape.elements() * size_of(type);
+    p_.slots.push_back(s);
+    producer_.push_back(-1);
+    return static_cast<int>(p_.slots.size()) - 1;
+  }
+
+  void set_contiguous(int node, int slot) {
+    node_value& v = p_.values[static_cast<std::size_t>(node)];
+    v.slot = slot;
+    v.shape = p_.shapes[static_cast<std::size_t>(node)];
+    v.strides = c_strides(v.shape);
+  }
+
+  void make_leaf_slots() {
+    for (std::size_t i = 0; i < g_.inputs.size(); ++i)
+      p_.input_slot.push_back(add_slot(slot_kind::input, f_.inputs[i].source, f_.inputs[i].shape, static_cast<int>(i)));
+    for (std::size_t j = 0; j < g_.shared.size(); ++j)
+      p_.shared_slot.push_back(add_slot(slot_kind::shared, g_.shared[j].type,
+                                        f_.shared[j].has_value ? *f_.shared[j].shape : dims{}, static_cast<int>(j)));
+    for (std::size_t k = 0; k < g_.outputs.size(); ++k) {
+      const int node = g_.outputs[k].node;
+      p_.output_slot.push_back(
+          add_slot(slot_kind::output, g_[node].type, p_.shapes[static_cast<std::size_t>(node)], static_cast<int>(k)));
+    }
+  }
+
+  /// A contiguous copy of `node` in a temporary (made once): a materialised
+  /// compound operand, or a view made contiguous.
+  int copy_of(int node) {
+    int& c = copy_[static_cast<std::size_t>(node)];
+    if (c < 0) c = add_slot(slot_kind::temporary, g_[node].type, p_.shapes[static_cast<std::size_t>(node)], -1);
+    return c;
+  }
+
+  /// The value of `node` in memory: its own, or (map, cast, constant) a copy.
+  const node_value& in_memory(int node) {
+    node_value& v = p_.values[static_cast<std::size_t>(node)];
+    if (v.slot < 0) set_contiguous(node, copy_of(node));
+    return v;
+  }
+
+  void make_values() {
+    for (int i = 0; i < g_.size(); ++i) {
+      const graph_node& n = g_[i];
+      node_value& v = p_.values[static_cast<std::size_t>(i)];
+      switch (n.kind) {
+        case node_kind::input: {
+          const auto in = static_cast<std::size_t>(n.leaf);
+          const int own = p_.input_slot[in];
+          // An argument of another dtype is read converted, from a temporary;
+          // so is a host argument of a function on a device, copied there.
+          if (f_.inputs[in].source != g_.inputs[in].type || uploaded(in)) {
+            set_contiguous(i, add_slot(slot_kind::temporary, g_.inputs[in].type, f_.inputs[in].shape, -1));
+          } else if (f_.inputs[in].layout.strided) {
+            // A strided argument of the input's dtype: read in place, through its strides.
+            v.slot = own;
+            v.shape = f_.inputs[in].shape;
+            v.offset = f_.inputs[in].layout.first;
+            v.strides = f_.inputs[in].layout.strides;
+          } else {
+            set_contiguous(i, own);
+          }
+          break;
+        }
+        case node_kind::shared: set_contiguous(i, p_.shared_slot[static_cast<std::size_t>(n.leaf)]); break;
+        case node_kind::take: {
+          // A take that is an output is gathered straight into the output's buffer.
+          const int k = direct_output_of(i);
+          if (k >= 0) direct_[static_cast<std::size_t>(k)] = 1;
+          set_contiguous(i, k >= 0 ? p_.output_slot[static_cast<std::size_t>(k)]
+                                   : add_slot(slot_kind::temporary, n.type, p_.shapes[static_cast<std::size_t>(i)], -1));
+          break;
+        }
+        case node_kind::reduce:
+        case node_kind::join:
+        case node_kind::place:
+        case node_kind::dot: set_contiguous(i, add_slot(slot_kind::temporary, n.type, p_.shapes[static_cast<std::size_t>(i)], -1)); break;
+        case node_kind::transpose: {
+          const node_value& c = in_memory(n.child[0]);
+          const auto perm = detail::permutation(n, c.shape.rank());
+          v.slot = c.slot;
+          v.offset = c.offset;
+          v.shape = p_.shapes[static_cast<std::size_t>(i)];
+          for (std::size_t d = 0; d < c.shape.rank(); ++d) v.strides[d] = c.strides[static_cast<std::size_t>(perm[d])];
+          break;
+        }
+        case node_kind::reshape: {
+          const node_value& c = in_memory(n.child[0]);
+          const bool in_place = c.contiguous();
+          v.slot = in_place ? c.slot : copy_of(n.child[0]);
+          v.offset = in_place ? c.offset : 0;
+          v.shape = p_.shapes[static_cast<std::size_t>(i)];
+          v.strides = c_strides(v.shape);
+          break;
+        }
+        case node_kind::view:
+        case node_kind::diagonal: {
+          // A view of a value in memory: the same slot, with an offset and strides.
+          const node_value c = in_memory(n.child[0]);
+          const auto r = n.kind == node_kind::view ? detail::resolve_view(n, c.shape, c.strides)
+                                                   : detail::resolve_diagonal(n, c.shape, c.strides);
+          v.slot = c.slot;
+          v.offset = c.offset + r.offset;
+          v.shape = r.shape;
+          v.strides = r.strides;
+          break;
+        }
+        case node_kind::specify:  // its operand's value (its shape was checked)
+        case node_kind::given: {
+          // The replacement's value, in memory (a leaf's own, or a copy).
+          const node_value c = in_memory(n.child[0]);
+          v = c;
+          break;
+        }
+        default: break;  // map, cast, constant: fused
+      }
+    }
+  }
+
+  /// The output (not an in-place candidate) whose expression is exactly node
+  /// `node`, or -1.
+  int direct_output_of(int node) const {
+    for (std::size_t k = 0; k < g_.outputs.size(); ++k)
+      if (g_.outputs[k].node == node && !g_.outputs[k].candidate) return static_cast<int>(k);
+    return -1;
+  }
+
+  /// A host argument of a call that runs on a device: copied in first.
+  bool uploaded(std::size_t input) const noexcept {
+    return f_.backend == backend_id::device && f_.inputs[input].space != f_.space;
+  }
+
+  // ------------------------------------------------------------ updates
+
+  void check_updates() {
+    p_.updates.resize(g_.updates.size());
+    for (std::size_t k = 0; k < g_.updates.size(); ++k) {
+      const graph_update& u = g_.updates[k];
+      const dims& shape = p_.shapes[static_cast<std::size_t>(u.node)];
+      const auto& var = g_.shared[static_cast<std::size_t>(u.variable)];
+      if (u.partial) {
+        check_partial(k);
+        continue;
+      }
+      if (static_cast<int>(shape.rank()) != var.rank)
+        throw rank_error("the update of " + var.describe() + ", " + g_[u.node].text +
+                         ", has shape " + shape.str() + " but the variable has rank " + std::to_string(var.rank));
+      for (std::size_t d = 0; d < shape.rank(); ++d)
+        if (((u.broadcastable >> d) & 1u) && shape[d] != 1)
+          throw shape_error("the update of " + var.describe() + ", " + g_[u.node].text + ", has shape " + shape.str() +
+                            ", but axis " + std::to_string(d) + " of the variable is broadcastable");
+    }
+    p_.outputs.resize(g_.outputs.size());
+    for (std::size_t k = 0; k < g_.updates.size(); ++k)
+      if (!g_.updates[k].partial) p_.updates[k].shape = p_.shapes[static_cast<std::size_t>(g_.updates[k].node)];
+    for (std::size_t k = 0; k < g_.outputs.size(); ++k) {
+      p_.outputs[k].shape = p_.shapes[static_cast<std::size_t>(g_.outputs[k].node)];
+      p_.outputs[k].slot = p_.output_slot[k];
+    }
+  }
+
+  /// An update of a view: the variable has a value, the region is valid for
+  /// its shape, and the expression broadcasts to the region.
+  void check_partial(std::size_t k) {
+    const graph_update& u = g_.updates[k];
+    const auto& var = g_.shared[static_cast<std::size_t>(u.variable)];
+    const auto& facts = f_.shared[static_cast<std::size_t>(u.variable)];
+    const std::string target = detail::region_text(g_, u);
+    if (!facts.has_value)
+      throw value_error("the update of " + target + " writes part of a variable that has no value yet: give " +
+                        var.describe() + " a value first (set_value)");
+    const dims& full = *facts.shape;
+    const auto r = detail::resolve_view(u.region, target, full, c_strides(full));
+    const dims& value = p_.shapes[static_cast<std::size_t>(u.node)];
+    if (!detail::broadcasts_to(value, r.shape))
+      throw shape_error("the update of " + target + ", " + g_[u.node].text + ", has shape " + value.str() +
+                        ", which does not broadcast to the region's shape " + r.shape.str() + " (of a variable of shape " +
+                        full.str() + ")");
+    update_plan& p = p_.updates[k];
+    p.partial = true;
+    p.shape = full;
+    p.region.shape = r.shape;
+    p.region.strides = r.strides;
+    p.region.offset = r.offset;
+    regions_.resize(g_.updates.size());
+    regions_[k] = r;
+  }
+
+  /// {A: B} where B is updated too hands B's old buffer to A: a swap
+  /// {A: B, B: A} moves no data (R61). B's own update is then not in place.
+  void decide_transfers() {
+    const auto n = g_.updates.size();
+    for (std::size_t k = 0; k < n; ++k) {
+      const graph_node& e = g_[g_.updates[k].node];
+      if (e.kind != node_kind::shared || g_.updates[k].partial) continue;
+      const auto& facts = f_.shared[static_cast<std::size_t>(e.leaf)];
+      if (!facts.has_value || g_.shared[static_cast<std::size_t>(e.leaf)].space != f_.space) continue;
+      for (std::size_t j = 0; j < n; ++j)
+        if (j != k && g_.updates[j].variable == e.leaf && !p_.updates[j].transfer_source) {
+          p_.updates[k].transfer_from = static_cast<int>(j);
+          p_.updates[j].transfer_source = true;
+          p_.updates[k].why = "takes the old buffer of " +
+                              g_.shared[static_cast<std::size_t>(g_.updates[j].variable)].describe() + " (no copy)";
+          break;
+        }
+    }
+  }
+
+  // ------------------------------------------------------------ in place
+
+  struct range {
+    const std::byte* lo = nullptr;
+    std::size_t bytes = 0;
+  };
+
+  /// The caller-visible buffer behind a slot (none for fusor's temporaries).
+  range buffer_of(int slot) const {
+    const slot_info& s = p_.slots[static_cast<std::size_t>(slot)];
+    if (s.kind == slot_kind::input) {
+      const auto& a = f_.inputs[static_cast<std::size_t>(s.owner)];
+      return {a.data, a.bytes};
+    }
+    if (s.kind == slot_kind::shared) {
+      const auto& v = f_.shared[static_cast<std::size_t>(s.owner)];
+      return {v.data, v.bytes};
+    }
+    return {};
+  }
+
+  /// Every read of `target` by the group rooted at `root` is at the index
+  /// written: the same buffer, the same layout, the result's shape and dtype.
+  /// `region`: the part of the target written (an update of a view); null:
+  /// all of it, contiguous, of the result's shape.
+  bool reads_only_in_place(int root, range target, std::string& why, const node_value* region = nullptr) const {
+    node_value whole;
+    if (!region) {
+      whole.shape = p_.shapes[static_cast<std::size_t>(root)];
+      whole.strides = c_strides(whole.shape);
+      region = &whole;
+    }
+    const dims& shape = region->shape;
+    const dtype type = g_[root].type;
+    bool ok = true;
+    detail::for_each_group_leaf(g_, root, [&](int leaf) {
+      const node_value& v = p_.values[static_cast<std::size_t>(leaf)];
+      const range b = buffer_of(v.slot);
+      const overlap o = relation(b.lo, b.bytes, target.lo, target.bytes);
+      if (o == overlap::none || !ok) return;
+      if (o == overlap::partial) {
+        ok = false;
+        why = "reads " + g_[leaf].text + ", which overlaps the buffer partially";
+      } else if (g_[leaf].type != type || !(v.shape == shape) || !same_layout(v, *region)) {
+        ok = false;
+        why = "reads the buffer as " + g_[leaf].text + " at other indices than it writes (a shifted, permuted, broadcast or "
+                                                        "reshaped read)";
+      }
+    });
+    return ok;
+  }
+
+  /// Two views of one shape address the same elements: the same offset, and
+  /// the same stride on every axis longer than 1.
+  static bool same_layout(const node_value& a, const node_value& b) {
+    if (a.offset != b.offset) return false;
+    for (std::size_t d = 0; d < a.shape.rank(); ++d)
+      if (a.shape[d] != 1 && a.strides[d] != b.strides[d]) return false;
+    return true;
+  }
+
+  bool group_reads(int root, range target) const {
+    bool hit = false;
+    detail::for_each_group_leaf(g_, root, [&](int leaf) {
+      const range b = buffer_of(p_.values[static_cast<std::size_t>(leaf)].slot);
+      hit = hit || relation(b.lo, b.bytes, target.lo, target.bytes) != overlap::none;
+    });
+    return hit;
+  }
+
+  /// No accepted in-place write targets or reads this target, and this group
+  /// reads no accepted target.
+  bool acceptable(int root, range target, std::string& why) const {
+    for (const auto& [other_root, other] : accepted_) {
+      if (relation(other.lo, other.bytes, target.lo, target.bytes) != overlap::none) {
+        why = "another in-place write targets the same buffer";
+        return false;
+      }
+      if (group_reads(root, other)) {
+        why = "it reads " + g_[other_root].text + "'s in-place target, which is overwritten";
+        return false;
+      }
+      if (group_reads(other_root, target)) {
+        why = "another in-place write (" + g_[other_root].text + ") reads this buffer";
+        return false;
+      }
+    }
+    return true;
+  }
+
+  void decide_in_place() {
+    for (std::size_t k = 0; k < g_.updates.size(); ++k) {
+      update_plan& u = p_.updates[k];
+      if (u.transfer_from >= 0) continue;
+      const int root = g_.updates[k].node;
+      const int var = g_.updates[k].variable;
+      const auto& facts = f_.shared[static_cast<std::size_t>(var)];
+      std::string why;
+      const range target{facts.data, facts.bytes};
+      if (u.transfer_source) why = "its old buffer goes to another variable";
+      else if (!facts.has_value) why = "the variable has no value";
+      else if (!(*facts.shape == u.shape)) why = "the shape changes from " + facts.shape->str() + " to " + u.shape.str();
+      else if (g_.shared[static_cast<std::size_t>(var)].space != f_.space)
+        why = "the variable is in " + g_.shared[static_cast<std::size_t>(var)].space.str() + ", the call runs in " +
+              f_.space.str();
+      else if (facts.viewed) why = "a view the caller holds shares the buffer";
+      else if (reads_only_in_place(root, target, why, u.partial ? &u.region : nullptr) &&
+               acceptable(root, target, why)) {
+        u.in_place = true;
+        u.why = "in place";
+        accepted_.push_back({root, target});
+        continue;
+      }
+      u.why = "not in place: " + why + "; computed into a spare buffer, installed after the call";
+    }
+    for (std::size_t k = 0; k < g_.outputs.size(); ++k) {
+      if (!g_.outputs[k].candidate) continue;
+      output_plan& o = p_.outputs[k];
+      const int root = g_.outputs[k].node;
+      std::string why = "no lent input (In(x, borrow), a non-const lvalue of its dtype and shape) that it reads";
+      for (std::size_t a = 0; a < g_.inputs.size() && !o.in_place; ++a) {
+        const auto& in = f_.inputs[a];
+        if (!in.writable || in.source != g_[root].type || g_.inputs[a].type != g_[root].type || !(in.shape == o.shape))
+          continue;
+        const range target{in.data, in.bytes};
+        if (!group_reads(root, target)) continue;
+        std::string reason;
+        if (reads_only_in_place(root, target, reason) && acceptable(root, target, reason)) {
+          o.in_place = true;
+          o.input = static_cast<int>(a);
+          o.slot = p_.input_slot[a];
+          o.why = "in place, in the buffer of input '" + g_.inputs[a].name + "' (R47)";
+          accepted_.push_back({root, target});
+        } else {
+          why = reason;
+        }
+      }
+      if (!o.in_place) o.why = "not in place: " + why;
+    }
+  }
+
+  // ------------------------------------------------------------ steps
+
+  int emit(step_info s) {
+    p_.steps.push_back(std::move(s));
+    return static_cast<int>(p_.steps.size()) - 1;
+  }
+
+  /// Emits, once, the steps that produce the temporaries `node`'s group reads.
+  void ensure_group(int node) {
+    detail::for_each_group_leaf(g_, node, [&](int leaf) { ensure_value(leaf); });
+  }
+
+  /// The slots the group rooted at `node` reads.
+  std::vector<int> group_reads_slots(int node) const {
+    std::vector<int> r;
+    detail::for_each_group_leaf(g_, node, [&](int leaf) {
+      const int s = p_.values[static_cast<std::size_t>(leaf)].slot;
+      if (std::find(r.begin(), r.end(), s) == r.end()) r.push_back(s);
+    });
+    return r;
+  }
+
+  double group_bytes(const std::vector<int>& reads) const {
+    double b = 0;
+    for (int s : reads) b += static_cast<double>(p_.slots[static_cast<std::size_t>(s)].bytes);
+    return b;
+  }
+
+  /// Emits the step producing the slot of `node`'s value, if it is a
+  /// temporary not produced yet (and, first, what that step reads).
+  void ensure_value(int node) {
+    const graph_node& n = g_[node];
+    if (n.kind == node_kind::transpose || n.kind == node_kind::reshape || n.kind == node_kind::given ||
+        n.kind == node_kind::view || n.kind == node_kind::diagonal || n.kind == node_kind::specify) {
+      const int child = n.child[0];
+      ensure_value(child);
+      const int slot = p_.values[static_cast<std::size_t>(node)].slot;
+      if (slot == copy_[static_cast<std::size_t>(child)] && slot >= 0) ensure_copy(child);
+      return;
+    }
+    const int slot = p_.values[static_cast<std::size_t>(node)].slot;
+    if (slot < 0 || producer_[static_cast<std::size_t>(slot)] >= 0) return;
+    if (fused(n.kind)) {
+      if (slot == copy_[static_cast<std::size_t>(node)]) ensure_copy(node);
+      return;
+    }
+    if (n.kind == node_kind::input) {
+      if (p_.slots[static_cast<std::size_t>(slot)].kind != slot_kind::temporary) return;
+      const auto in = static_cast<std::size_t>(n.leaf);
+      step_info s;
+      s.kind = uploaded(in) ? step_kind::upload : step_kind::convert;
+      s.node = node;
+      s.dest = slot;
+      s.reads = {p_.input_slot[in]};
+      if (f_.inputs[in].layout.strided) {  // the conversion reads it through its strides
+        s.region.slot = p_.input_slot[in];
+        s.region.shape = f_.inputs[in].shape;
+        s.region.offset = f_.inputs[in].layout.first;
+        s.region.strides = f_.inputs[in].layout.strides;
+      }
+      if (s.kind == step_kind::upload)
+        s.label = "copy input '" + g_.inputs[in].name + "' to " + f_.space.str() +
+                  (f_.inputs[in].source != n.type ? " as " + std::string(name(n.type)) : std::string());
+      else
+        s.label = "convert input '" + g_.inputs[in].name + "' to " + std::string(name(n.type));
+      s.bytes = group_bytes(s.reads) + static_cast<double>(p_.slots[static_cast<std::size_t>(slot)].bytes);
+      producer_[static_cast<std::size_t>(slot)] = emit(std::move(s));
+    } else if (n.kind == node_kind::reduce) {
+      ensure_group(n.child[0]);
+      step_info s;
+      s.kind = step_kind::reduce;
+      s.node = node;
+      s.dest = slot;
+      s.reads = group_reads_slots(n.child[0]);
+      const detail::reduce_geometry r = detail::reduction_of(n, p_.shapes);
+      const dims& in = r.in;
+      const dims keep = detail::kept_shape(in, r.mask);
+      if (n.op == reduce_kind::nanmean) s.scratch = add_slot(slot_kind::temporary, dtype::float64, keep, -1);
+      if (n.op == reduce_kind::argmax || n.op == reduce_kind::argmin)
+        s.scratch = add_slot(slot_kind::temporary, g_[n.child[0]].type, keep, -1);
+      s.label = n.text;
+      s.bytes = static_cast<double>(in.elements() * size_of(g_[n.child[0]].type)) +
+                static_cast<double>(p_.slots[static_cast<std::size_t>(slot)].bytes);
+      const int scratch = s.scratch;
+      const int step = emit(std::move(s));
+      producer_[static_cast<std::size_t>(slot)] = step;
+      if (scratch >= 0) producer_[static_cast<std::size_t>(scratch)] = step;
+    } else if (n.kind == node_kind::take) {
+      step_info s;
+      s.kind = step_kind::gather;
+      s.node = node;
+      s.dest = slot;
+      if (const int k = direct_output_of(node); k >= 0 && direct_[static_cast<std::size_t>(k)])
+        s.target = k;  // into output k's buffer: the output's own step is not needed
+      for (int k = 0; k < 2; ++k) {
+        const int c = n.child[static_cast<std::size_t>(k)];
+        in_memory(c);  // a fused operand or index expression gets a copy
+        ensure_value(c);
+        s.reads.push_back(p_.values[static_cast<std::size_t>(c)].slot);
+      }
+      s.label = n.text;
+      s.bytes = 2.0 * static_cast<double>(p_.slots[static_cast<std::size_t>(slot)].bytes) +
+                static_cast<double>(p_.slots[static_cast<std::size_t>(s.reads[1])].bytes);
+      producer_[static_cast<std::size_t>(slot)] = emit(std::move(s));
+    } else if (n.kind == node_kind::join) {
+      step_info s;
+      s.kind = step_kind::assemble;
+      s.node = node;
+      s.dest = slot;
+      for (int k = 0; k < n.arity; ++k) {
+        const int c = n.child[static_cast<std::size_t>(k)];
+        in_memory(c);  // a fused part gets a copy
+        ensure_value(c);
+        const int from = p_.values[static_cast<std::size_t>(c)].slot;
+        if (std::find(s.reads.begin(), s.reads.end(), from) == s.reads.end()) s.reads.push_back(from);
+      }
+      s.moves = join_moves(node, slot);
+      s.label = n.text;
+      s.bytes = group_bytes(s.reads) + static_cast<double>(p_.slots[static_cast<std::size_t>(slot)].bytes);
+      producer_[static_cast<std::size_t>(slot)] = emit(std::move(s));
+    } else if (n.kind == node_kind::place) {
+      step_info s;
+      s.node = node;
+      s.dest = slot;
+      const int c = n.child[0];
+      const node_value& v = in_memory(c);  // a fused adjoint gets a copy
+      ensure_value(c);
+      if (n.placed == place_kind::take) {
+        s.kind = step_kind::scatter;
+        // The scatter reads the adjoint (s.region) as contiguous runs.
+        s.region = v;
+        if (!v.contiguous()) {
+          ensure_copy(c);
+          s.region.slot = copy_of(c);
+          s.region.offset = 0;
+          s.region.strides = c_strides(v.shape);
+        }
+        s.reads.push_back(s.region.slot);
+        const int idx = n.child[1];
+        in_memory(idx);
+        ensure_value(idx);
+        s.reads.push_back(p_.values[static_cast<std::size_t>(idx)].slot);
+      } else {
+        s.kind = step_kind::assemble;
+        s.reads.push_back(v.slot);
+        s.moves = place_moves(node);
+      }
+      s.label = n.text;
+      s.bytes = group_bytes(s.reads) + static_cast<double>(p_.slots[static_cast<std::size_t>(slot)].bytes);
+      producer_[static_cast<std::size_t>(slot)] = emit(std::move(s));
+    } else if (n.kind == node_kind::dot) {
+      step_info s;
+      s.kind = step_kind::dot;
+      s.node = node;
+      s.dest = slot;
+      for (int k = 0; k < 2; ++k) {
+        const int c = n.child[static_cast<std::size_t>(k)];
+        const node_value& v = in_memory(c);  // a fused operand gets a copy
+        ensure_value(c);
+        if (blas_ready(v)) {
+          s.reads.push_back(v.slot);
+        } else {
+          ensure_copy(c);
+          s.reads.push_back(copy_of(c));
+        }
+      }
+      s.label = n.text;
+      s.bytes = group_bytes(s.reads) + static_cast<double>(p_.slots[static_cast<std::size_t>(slot)].bytes);
+      producer_[static_cast<std::size_t>(slot)] = emit(std::move(s));
+    }
+  }
+
+  /// A roll by `shift` along an axis of length `len` moves two pieces:
+  /// [0, len - s) to [s, len) and [len - s, len) to [0, s), s = shift modulo
+  /// len in [0, len). The join's moves and its gradient's (the reverse) both
+  /// come from here. An empty axis has nothing to move.
+  struct roll_piece {
+    index_t length, from, to;
+  };
+  static std::vector<roll_piece> roll_pieces(index_t shift, index_t len) {
+    if (len == 0) return {};
+    const index_t s = ((shift % len) + len) % len;
+    return {{len - s, 0, s}, {s, len - s, 0}};
+  }
+
+  /// The moves that assemble join node `node` into slot `dest` (contiguous,
+  /// of the node's shape): see expr/join.hpp.
+  std::vector<step_info::move> join_moves(int node, int dest) const {
+    const graph_node& n = g_[node];
+    const join_params& j = n.join;
+    const dims& out = p_.shapes[static_cast<std::size_t>(node)];
+    const auto cs = c_strides(out);
+    const int r = static_cast<int>(out.rank());
+    std::vector<step_info::move> moves;
+    // A move of a part's value (or a slab of it) into a box of the result.
+    auto part = [&](const node_value& v, const dims& extent, index_t src_offset, index_t dst_offset) {
+      step_info::move m;
+      m.from = v.slot;
+      m.view.rank = r;
+      for (int d = 0; d < r; ++d) {
+        m.view.extent[d] = static_cast<index_t>(extent[static_cast<std::size_t>(d)]);
+        m.view.src_strides[d] = v.strides[static_cast<std::size_t>(d)];
+        m.view.dst_strides[d] = cs[static_cast<std::size_t>(d)];
+      }
+      m.view.src_offset = src_offset;
+      m.view.dst_offset = dst_offset;
+      if (m.view.elements() > 0) moves.push_back(m);
+    };
+    const node_value& first = p_.values[static_cast<std::size_t>(n.child[0])];
+    switch (j.kind) {
+      case join_kind::concatenate: {
+        const auto axis = static_cast<std::size_t>(detail::normalise_axis(j.axis, out.rank(), n.text));
+        index_t at = 0;
+        for (int k = 0; k < n.arity; ++k) {
+          const node_value& v = p_.values[static_cast<std::size_t>(n.child[static_cast<std::size_t>(k)])];
+          part(v, v.shape, v.offset, at * cs[axis]);
+          at += static_cast<index_t>(v.shape[axis]);
+        }
+        break;
+      }
+      case join_kind::roll: {
+        const auto axis = static_cast<std::size_t>(detail::normalise_axis(j.axis, out.rank(), n.text));
+        for (const roll_piece& piece : roll_pieces(j.shift, static_cast<index_t>(out[axis]))) {
+          dims extent = out;
+          extent[axis] = static_cast<std::size_t>(piece.length);
+          part(first, extent, first.offset + piece.from * first.strides[axis], piece.to * cs[axis]);
+        }
+        break;
+      }
+      case join_kind::pad_constant:
+      case join_kind::pad_edge: {
+        std::array<index_t, max_rank> lo{};
+        index_t inner = 0;
+        for (int d = 0; d < r; ++d) {
+          lo[static_cast<std::size_t>(d)] = j.before[static_cast<std::size_t>(j.widths == 1 ? 0 : d)];
+          inner += lo[static_cast<std::size_t>(d)] * cs[static_cast<std::size_t>(d)];
+        }
+        part(first, first.shape, first.offset, inner);
+        if (j.kind == join_kind::pad_constant) {
+          detail::resolved_view region;
+          for (int d = 0; d < r; ++d) {
+            region.first[static_cast<std::size_t>(d)] = lo[static_cast<std::size_t>(d)];
+            region.count[static_cast<std::size_t>(d)] = static_cast<index_t>(first.shape[static_cast<std::size_t>(d)]);
+            region.step[static_cast<std::size_t>(d)] = 1;
+          }
+          for (const box& b : detail::complement_boxes(out, region)) {
+            step_info::move m;
+            m.fill = j.fill;
+            m.view.rank = r;
+            for (int d = 0; d < r; ++d) {
+              m.view.extent[d] = static_cast<index_t>(b.shape[static_cast<std::size_t>(d)]);
+              m.view.dst_strides[d] = cs[static_cast<std::size_t>(d)];
+              m.view.dst_offset += b.start[static_cast<std::size_t>(d)] * cs[static_cast<std::size_t>(d)];
+            }
+            if (m.view.elements() > 0) moves.push_back(m);
+          }
+        } else {
+          // Edge: axis after axis, the slab next to each border copied over it
+          // (axes before d already padded: whole; axes after d: the interior).
+          for (int d = 0; d < r; ++d) {
+            const auto ud = static_cast<std::size_t>(d);
+            const index_t n_d = static_cast<index_t>(first.shape[ud]);
+            auto slab = [&](index_t from, index_t to, index_t source) {
+              if (to <= from) return;
+              step_info::move m;
+              m.from = dest;
+              m.view.rank = r;
+              for (int a = 0; a < r; ++a) {
+                const auto ua = static_cast<std::size_t>(a);
+                index_t start = a < d ? 0 : lo[ua];
+                index_t extent = a < d ? static_cast<index_t>(out[ua]) : static_cast<index_t>(first.shape[ua]);
+                if (a == d) {
+                  start = from;
+                  extent = to - from;
+                }
+                m.view.extent[a] = extent;
+                m.view.dst_strides[a] = cs[ua];
+                m.view.src_strides[a] = a == d ? 0 : cs[ua];
+                m.view.dst_offset += start * cs[ua];
+                m.view.src_offset += (a == d ? source : start) * cs[ua];
+              }
+              if (m.view.elements() > 0) moves.push_back(m);
+            };
+            slab(0, lo[ud], lo[ud]);
+            slab(lo[ud] + n_d, static_cast<index_t>(out[ud]), lo[ud] + n_d - 1);
+          }
+        }
+        break;
+      }
+    }
+    return moves;
+  }
+
+  /// The moves that build place node `node` (a view's, a diagonal's or a join
+  /// part's adjoint) into its slot, contiguous of the node's shape: the
+  /// join's or the view's own moves, reversed (expr/place.hpp).
+  std::vector<step_info::move> place_moves(int node) const {
+    const graph_node& n = g_[node];
+    const node_value& adj = p_.values[static_cast<std::size_t>(n.child[0])];
+    const dims& out = p_.shapes[static_cast<std::size_t>(node)];
+    const auto cs = c_strides(out);
+    std::vector<step_info::move> moves;
+    // adj's box of `extent` from `src_offset` (elements, in adj's slot) along
+    // its own strides, into dest's from `dst_offset` along `dst_strides`.
+    auto move = [&](const dims& extent, index_t src_offset, index_t dst_offset,
+                    const std::array<index_t, max_rank>& dst_strides) {
+      step_info::move m;
+      m.from = adj.slot;
+      m.view.rank = static_cast<int>(extent.rank());
+      for (std::size_t d = 0; d < extent.rank(); ++d) {
+        m.view.extent[d] = static_cast<index_t>(extent[d]);
+        m.view.src_strides[d] = adj.strides[d];
+        m.view.dst_strides[d] = dst_strides[d];
+      }
+      m.view.src_offset = src_offset;
+      m.view.dst_offset = dst_offset;
+      if (m.view.elements() > 0) moves.push_back(m);
+    };
+    if (n.placed == place_kind::view || n.placed == place_kind::diagonal) {
+      // Zeros everywhere, then the adjoint into the region the selection read.
+      step_info::move zeros;
+      zeros.view.rank = static_cast<int>(out.rank());
+      for (std::size_t d = 0; d < out.rank(); ++d) {
+        zeros.view.extent[d] = static_cast<index_t>(out[d]);
+        zeros.view.dst_strides[d] = cs[d];
+      }
+      if (zeros.view.elements() > 0) moves.push_back(zeros);
+      const detail::resolved_view r =
+          n.placed == place_kind::view ? detail::resolve_view(n, out, cs) : detail::resolve_diagonal(n, out, cs);
+      move(r.shape, adj.offset, r.offset, r.strides);
+      return moves;
+    }
+    // A join's part: the piece of the adjoint the part was moved to.
+    const graph_node& j = g_[n.shape_of[1]];
+    const auto k = static_cast<std::size_t>(n.params[0]);
+    const dims& joined = p_.shapes[static_cast<std::size_t>(n.shape_of[1])];
+    switch (j.join.kind) {
+      case join_kind::concatenate: {
+        const auto axis = static_cast<std::size_t>(detail::normalise_axis(j.join.axis, joined.rank(), j.text));
+        index_t at = 0;
+        for (std::size_t q = 0; q < k; ++q) at += static_cast<index_t>(p_.shapes[static_cast<std::size_t>(j.child[q])][axis]);
+        move(out, adj.offset + at * adj.strides[axis], 0, cs);
+        break;
+      }
+      case join_kind::roll: {
+        // The join's pieces moved back: each read from where the join wrote it.
+        const auto axis = static_cast<std::size_t>(detail::normalise_axis(j.join.axis, joined.rank(), j.text));
+        for (const roll_piece& piece : roll_pieces(j.join.shift, static_cast<index_t>(out[axis]))) {
+          dims extent = out;
+          extent[axis] = static_cast<std::size_t>(piece.length);
+          move(extent, adj.offset + piece.to * adj.strides[axis], piece.from * cs[axis], cs);
+        }
+        break;
+      }
+      case join_kind::pad_constant: {
+        index_t inner = adj.offset;
+        for (std::size_t d = 0; d < out.rank(); ++d)
+          inner += j.join.before[j.join.widths == 1 ? 0 : d] * adj.strides[d];
+        move(out, inner, 0, cs);
+        break;
+      }
+      case join_kind::pad_edge:
+        throw error("fusor: internal error: " + n.text + ": an edge pad has no place step");
+    }
+    return moves;
+  }
+
+  /// BLAS reads a matrix as is or transposed: contiguous, or the transpose of
+  /// contiguous memory.
+  static bool blas_ready(const node_value& v) {
+    if (v.offset != 0) return false;  // BLAS gets the slot's own start
+    if (v.contiguous()) return true;
+    return v.shape.rank() == 2 && v.shape[0] > 1 && v.shape[1] > 1 && v.strides[0] == 1 &&
+           v.strides[1] == static_cast<index_t>(v.shape[0]);
+  }
+
+  static bool fused(node_kind k) noexcept {
+    return k == node_kind::map || k == node_kind::cast || k == node_kind::constant || k == node_kind::iota ||
+           k == node_kind::size_ratio || k == node_kind::gate || k == node_kind::zeros_of;
+  }
+
+  void ensure_copy(int node) {
+    const int slot = copy_of(node);
+    if (producer_[static_cast<std::size_t>(slot)] >= 0) return;
+    const graph_node& n = g_[node];
+    // The copy's kernel fuses the node's group, or reads its value (a view).
+    const bool group = fused(n.kind);
+    if (group) ensure_group(node);
+    else ensure_value(node);
+    step_info s;
+    s.kind = step_kind::materialize;
+    s.node = node;
+    s.dest = slot;
+    if (group) s.reads = group_reads_slots(node);
+    else s.reads = {p_.values[static_cast<std::size_t>(node)].slot};
+    s.label = "materialise " + n.text;
+    s.bytes = group_bytes(s.reads) + static_cast<double>(p_.slots[static_cast<std::size_t>(slot)].bytes);
+    producer_[static_cast<std::size_t>(slot)] = emit(std::move(s));
+  }
+
+  step_info group_step(step_kind kind, int root, int dest, int target, std::string label) {
+    ensure_group(root);
+    step_info s;
+    s.kind = kind;
+    s.node = root;
+    s.dest = dest;
+    s.target = target;
+    s.reads = group_reads_slots(root);
+    s.label = std::move(label);
+    s.bytes = group_bytes(s.reads) + static_cast<double>(p_.slots[static_cast<std::size_t>(dest)].bytes);
+    return s;
+  }
+
+  /// The step computing update k into slot `dest` (its spare or, in place,
+  /// the variable's buffer): all of it, or an update of a view its region.
+  step_info update_step(std::size_t k, int dest, std::string label) {
+    step_info s = group_step(step_kind::update, g_.updates[k].node, dest, static_cast<int>(k), std::move(label));
+    const update_plan& u = p_.updates[k];
+    if (u.partial) {
+      s.region = u.region;
+      s.region.slot = dest;
+      s.bytes = group_bytes(s.reads) + static_cast<double>(u.region.shape.elements() * size_of(g_[s.node].type));
+    }
+    return s;
+  }
+
+  /// An update of a view into a spare buffer: the rest of the variable is
+  /// copied there first (as boxes; see compile/region.hpp).
+  void emit_copy_of_rest(std::size_t k) {
+    const update_plan& u = p_.updates[k];
+    step_info s;
+    s.kind = step_kind::copy;
+    s.dest = u.spare;
+    s.target = static_cast<int>(k);
+    s.reads = {p_.shared_slot[static_cast<std::size_t>(g_.updates[k].variable)]};
+    s.boxes = detail::complement_boxes(u.shape, regions_[k]);
+    if (s.boxes.empty()) return;
+    std::size_t elements = 0;
+    for (const box& b : s.boxes) elements += b.shape.elements();
+    s.bytes = 2.0 * static_cast<double>(elements * size_of(p_.slots[static_cast<std::size_t>(u.spare)].type));
+    s.label = "copy the rest of " + g_.shared[static_cast<std::size_t>(g_.updates[k].variable)].describe() + " (" +
+              std::to_string(s.boxes.size()) + (s.boxes.size() == 1 ? " box)" : " boxes)");
+    emit(std::move(s));
+  }
+
+  void emit_steps() {
+    // Exponent checks: before anything is written.
+    for (int i = 0; i < g_.size(); ++i)
+      if (g_[i].has_kernel(kernel_role::check)) {
+        const int exponent = g_[i].child[1];
+        ensure_group(exponent);
+        step_info s;
+        s.kind = step_kind::check;
+        s.node = i;
+        s.reads = group_reads_slots(exponent);
+        s.label = "check the exponent of " + g_[i].text;
+        emit(std::move(s));
+      }
+    // Gathers check their indices: before any output or update is written.
+    for (int i = 0; i < g_.size(); ++i)
+      if (g_[i].kind == node_kind::take) ensure_value(i);
+    // Outputs that are never written in place: one pass where they share a shape.
+    std::vector<int> plain;
+    bool direct = false;
+    for (std::size_t k = 0; k < g_.outputs.size(); ++k) {
+      direct = direct || direct_[k];
+      if (!g_.outputs[k].candidate && !direct_[k]) plain.push_back(static_cast<int>(k));
+    }
+    // The one-pass kernel computes every plain output: not when one was gathered directly.
+    bool one_shape = !direct && plain.size() > 1 &&
+                     g_.multi_output_kernel[static_cast<std::size_t>(f_.backend)] != nullptr;
+    for (int k : plain) one_shape = one_shape && p_.outputs[static_cast<std::size_t>(k)].shape == p_.outputs[static_cast<std::size_t>(plain[0])].shape;
+    if (one_shape) {
+      step_info s;
+      s.kind = step_kind::outputs;
+      s.label = "fused outputs";
+      std::vector<int> dests;
+      for (int k : plain) {
+        const int root = g_.outputs[static_cast<std::size_t>(k)].node;
+        ensure_group(root);
+        s.group.push_back({root, p_.output_slot[static_cast<std::size_t>(k)], k});
+        s.label += " " + std::to_string(k);
+        for (int r : group_reads_slots(root))
+          if (std::find(s.reads.begin(), s.reads.end(), r) == s.reads.end()) s.reads.push_back(r);
+        dests.push_back(p_.output_slot[static_cast<std::size_t>(k)]);
+      }
+      s.bytes = group_bytes(s.reads) + group_bytes(dests);
+      emit(std::move(s));
+    } else {
+      for (int k : plain)
+        emit(group_step(step_kind::output, g_.outputs[static_cast<std::size_t>(k)].node,
+                        p_.output_slot[static_cast<std::size_t>(k)], k, "output " + std::to_string(k)));
+    }
+    // Candidate outputs refused in place, then updates not in place: into
+    // buffers no caller sees (a borrowed output's own buffer, a spare).
+    for (std::size_t k = 0; k < g_.outputs.size(); ++k)
+      if (g_.outputs[k].candidate && !p_.outputs[k].in_place)
+        emit(group_step(step_kind::output, g_.outputs[k].node, p_.output_slot[k], static_cast<int>(k),
+                        "output " + std::to_string(k)));
+    for (std::size_t k = 0; k < g_.updates.size(); ++k) {
+      update_plan& u = p_.updates[k];
+      if (u.in_place || u.transfer_from >= 0) continue;
+      u.spare = add_slot(slot_kind::spare, g_[g_.updates[k].node].type, u.shape, static_cast<int>(k));
+      if (u.partial) emit_copy_of_rest(k);
+      emit(update_step(k, u.spare, detail::update_label(g_, static_cast<int>(k))));
+    }
+    // The in-place writes, after every other reader — the temporaries they
+    // read included: all of those are computed first, from the values of the
+    // call's start (an in-place write must not change what a later temporary
+    // reads: update(w, w / 2) with update(b, b - sum(w))).
+    for (std::size_t k = 0; k < g_.updates.size(); ++k)
+      if (p_.updates[k].in_place) ensure_group(g_.updates[k].node);
+    for (std::size_t k = 0; k < g_.outputs.size(); ++k)
+      if (p_.outputs[k].in_place) ensure_group(g_.outputs[k].node);
+    for (std::size_t k = 0; k < g_.updates.size(); ++k)
+      if (p_.updates[k].in_place) {
+        auto s = update_step(k, p_.shared_slot[static_cast<std::size_t>(g_.updates[k].variable)],
+                             detail::update_label(g_, static_cast<int>(k)) + " (in place)");
+        s.in_place = true;
+        emit(std::move(s));
+      }
+    for (std::size_t k = 0; k < g_.outputs.size(); ++k)
+      if (p_.outputs[k].in_place) {
+        auto s = group_step(step_kind::output, g_.outputs[k].node, p_.outputs[k].slot, static_cast<int>(k),
+                            "output " + std::to_string(k) + " (in place)");
+        s.in_place = true;
+        emit(std::move(s));
+      }
+    // The commit: installs and transfers (no kernel).
+    for (std::size_t k = 0; k < g_.updates.size(); ++k) {
+      const update_plan& u = p_.updates[k];
+      if (u.in_place) continue;
+      step_info s;
+      s.target = static_cast<int>(k);
+      if (u.transfer_from >= 0) {
+        s.kind = step_kind::transfer;
+        s.source = u.transfer_from;
+        s.label = detail::update_label(g_, static_cast<int>(k)) + " (the old buffer of " +
+                  g_.shared[static_cast<std::size_t>(g_.updates[static_cast<std::size_t>(u.transfer_from)].variable)]
+                      .describe() +
+                  ")";
+      } else {
+        s.kind = step_kind::install;
+        s.dest = u.spare;
+        s.label = "install " + detail::update_label(g_, static_cast<int>(k)).substr(7);
+      }
+      emit(std::move(s));
+    }
+  }
+
+  // ------------------------------------------------------------ the arena
+
+  void assign_offsets() {
+    // Liveness: each temporary from the step writing it to the last reading it.
+    for (std::size_t s = 0; s < p_.slots.size(); ++s)
+      if (p_.slots[s].kind == slot_kind::temporary) p_.slots[s].first = p_.slots[s].last = producer_[s];
+    for (int i = 0; i < static_cast<int>(p_.steps.size()); ++i) {
+      auto touch = [&](int s) {
+        if (s < 0) return;
+        auto& slot = p_.slots[static_cast<std::size_t>(s)];
+        if (slot.kind == slot_kind::temporary) slot.last = std::max(slot.last, i);
+      };
+      for (int r : p_.steps[static_cast<std::size_t>(i)].reads) touch(r);
+      touch(p_.steps[static_cast<std::size_t>(i)].scratch);
+    }
+    // First fit, in the order temporaries are written. A temporary no step
+    // writes (the value of a node whose shape alone is read, by a gradient's
+    // sum_to) takes no room.
+    std::vector<int> order;
+    for (std::size_t s = 0; s < p_.slots.size(); ++s)
+      if (p_.slots[s].kind == slot_kind::temporary && producer_[s] >= 0) order.push_back(static_cast<int>(s));
+    std::sort(order.begin(), order.end(), [&](int a, int b) {
+      return p_.slots[static_cast<std::size_t>(a)].first < p_.slots[static_cast<std::size_t>(b)].first;
+    });
+    struct block {
+      std::size_t offset, bytes;
+      int last;
+    };
+    std::vector<block> live;
+    std::size_t high = 0;
+    for (int s : order) {
+      slot_info& slot = p_.slots[static_cast<std::size_t>(s)];
+      std::erase_if(live, [&](const block& b) { return b.last < slot.first; });
+      std::sort(live.begin(), live.end(), [](const block& a, const block& b) { return a.offset < b.offset; });
+      const std::size_t need = detail::padded_bytes(slot.bytes);
+      std::size_t at = 0;
+      for (const block& b : live) {
+        if (at + need <= b.offset) break;
+        at = std::max(at, b.offset + detail::padded_bytes(b.bytes));
+      }
+      slot.offset = at;
+      live.push_back({at, slot.bytes, slot.last});
+      high = std::max(high, at + need);
+    }
+    p_.arena_bytes = high;
+  }
+
+  const graph& g_;
+  const call_facts& f_;
+  plan p_;
+  std::vector<int> copy_;      ///< per node: its contiguous copy's slot, or -1
+  std::vector<int> producer_;  ///< per slot: the step writing it, or -1
+  std::vector<std::pair<int, range>> accepted_;  ///< in-place writes accepted so far: (root, target)
+  std::vector<detail::resolved_view> regions_;   ///< per update of a view: its region, resolved
+  std::vector<char> direct_;                     ///< per output: a take gathered into its buffer
+};
+
+FUSOR_RUNTIME plan make_plan(const graph& g, const call_facts& f) { return planner(g, f).build(); }
+
+}  // namespace fusor

@@ -1,0 +1,16 @@
+// libfusor: fusor's run-time half compiled once — the planner, shape
+// inference, the plan cache and plan printing (the .ipp files beside their
+// headers). A program whose units all define FUSOR_SEPARATE_COMPILATION links
+// this library instead of compiling that code in every unit; header-only use
+// (the default) needs none of it.
+#ifndef FUSOR_SEPARATE_COMPILATION
+#error "libfusor is compiled with FUSOR_SEPARATE_COMPILATION (the build defines it)"
+#endif
+
+#include "fusor/compile/impl/plan.ipp"
+#include "fusor/compile/impl/planner.ipp"
+#include "fusor/compile/impl/program.ipp"
+#include "fusor/compile/impl/shapes.ipp"
+#include "fusor/compile/impl/function.ipp"
+#include "fusor/backend/cpu/impl/backend.ipp"
+#include "fusor/backend/cuda/impl/backend.ipp"
