@@ -24,6 +24,7 @@
 #include <xtensor/xarray.hpp>
 #include <xtensor/xtensor.hpp>
 
+#include "fusor/core/apply.hpp"
 #include "fusor/compile/function.hpp"
 #include "fusor/expr/visit.hpp"
 #include "fusor/shared.hpp"
@@ -115,7 +116,7 @@ void graph_key(const constant<E>& e, std::vector<std::uint64_t>& key) {
 }
 template <class F, class R, class Casts, class... A>
 void graph_key(const map_node<F, R, Casts, A...>& e, std::vector<std::uint64_t>& key) {
-  std::apply([&](const auto&... a) { (graph_key(a, key), ...); }, e.args());
+  fusor::detail::apply([&](const auto&... a) { (graph_key(a, key), ...); }, e.args());
 }
 template <element T, class A>
 void graph_key(const cast_node<T, A>& e, std::vector<std::uint64_t>& key) {
@@ -152,7 +153,7 @@ void graph_key(const take_node<A, I, N>& e, std::vector<std::uint64_t>& key) {
 template <int N, class... A>
 void graph_key(const join_node<N, A...>& e, std::vector<std::uint64_t>& key) {
   e.join().append_key(key);
-  std::apply([&](const auto&... a) { (graph_key(a, key), ...); }, e.args());
+  fusor::detail::apply([&](const auto&... a) { (graph_key(a, key), ...); }, e.args());
 }
 template <class A>
 void graph_key(const specify_node<A>& e, std::vector<std::uint64_t>& key) {

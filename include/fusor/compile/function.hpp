@@ -48,6 +48,7 @@
 #include <xtensor/xarray.hpp>
 #include <xtensor/xtensor.hpp>
 
+#include "fusor/core/apply.hpp"
 #include "fusor/backend/cpu/backend.hpp"
 #include "fusor/backend/cuda/backend.hpp"
 #include "fusor/compile/binding.hpp"
@@ -276,9 +277,9 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
     r.arena_bytes = prog_.arena_bytes();
     if (const auto* e = prog_.current()) r.temporary_bytes = e->plan.arena_bytes;
     r.arena_allocations = prog_.arena_allocations();
-    std::apply([&](const auto&... s) { ((r.output_bytes += s.buffer.storage().bytes()), ...); }, out_slots_);
-    std::apply([&](const auto&... s) { ((r.host_bytes += s.mirror.storage().bytes()), ...); }, out_slots_);
-    std::apply([&](const auto&... s) { ((r.output_bytes += s.spare.storage().bytes()), ...); }, upd_slots_);
+    fusor::detail::apply([&](const auto&... s) { ((r.output_bytes += s.buffer.storage().bytes()), ...); }, out_slots_);
+    fusor::detail::apply([&](const auto&... s) { ((r.host_bytes += s.mirror.storage().bytes()), ...); }, out_slots_);
+    fusor::detail::apply([&](const auto&... s) { ((r.output_bytes += s.spare.storage().bytes()), ...); }, upd_slots_);
     return r;
   }
 
@@ -438,7 +439,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
   template <class Swaps>
   void check_swaps(const Swaps& sw) const {
     const auto& g = prog_.graph();
-    std::apply(
+    fusor::detail::apply(
         [&](const auto&... s) {
           (
               [&] {

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "fusor/core/apply.hpp"
 #include "fusor/core/config.hpp"
 #include "fusor/core/dims.hpp"
 #include "fusor/core/dtype.hpp"
@@ -589,7 +590,7 @@ class graph_builder {
     n.arity = static_cast<int>(sizeof...(A));
     std::size_t k = 0;
     static_assert(sizeof...(A) <= max_arity, "fusor: an elementwise node has more operands than max_arity");
-    std::apply([&](const auto&... a) { ((n.child[k++] = add(a)), ...); }, e.args());
+    fusor::detail::apply([&](const auto&... a) { ((n.child[k++] = add(a)), ...); }, e.args());
     n.elementwise = true;
     for (int c = 0; c < n.arity; ++c) n.elementwise = n.elementwise && g_[n.child[static_cast<std::size_t>(c)]].elementwise;
   }
@@ -665,7 +666,7 @@ class graph_builder {
     n.kind = node_kind::join;
     n.arity = static_cast<int>(sizeof...(A));
     std::size_t k = 0;
-    std::apply([&](const auto&... a) { ((n.child[k++] = operand_in_memory(a)), ...); }, e.args());
+    fusor::detail::apply([&](const auto&... a) { ((n.child[k++] = operand_in_memory(a)), ...); }, e.args());
     n.join = e.join();
     n.join.append_key(key);
   }

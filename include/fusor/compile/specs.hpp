@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "fusor/core/apply.hpp"
 #include "fusor/core/tags.hpp"
 #include "fusor/expr/leaves.hpp"
 #include "fusor/expr/view.hpp"
@@ -196,7 +197,7 @@ struct outputs_t {
     requires(sizeof...(P) == sizeof...(O) && (std::is_same_v<P, detail::stable_spec_t<O>> && ...) &&
              !(std::is_same_v<P, O> && ...))
   operator outputs_t<P...>() const {  // NOLINT: the conversion a function's deduction asks for
-    return std::apply([](const auto&... o) { return outputs_t<P...>{{detail::stable_spec<O>::from(o)...}}; }, items);
+    return fusor::detail::apply([](const auto&... o) { return outputs_t<P...>{{detail::stable_spec<O>::from(o)...}}; }, items);
   }
 };
 template <class... U>
@@ -206,7 +207,7 @@ struct updates_t {
     requires(sizeof...(P) == sizeof...(U) && (std::is_same_v<P, detail::stable_spec_t<U>> && ...) &&
              !(std::is_same_v<P, U> && ...))
   operator updates_t<P...>() const {  // NOLINT: the conversion a function's deduction asks for
-    return std::apply([](const auto&... u) { return updates_t<P...>{{detail::stable_spec<U>::from(u)...}}; }, items);
+    return fusor::detail::apply([](const auto&... u) { return updates_t<P...>{{detail::stable_spec<U>::from(u)...}}; }, items);
   }
 };
 
@@ -266,7 +267,7 @@ struct givens_t {
     requires(sizeof...(P) == sizeof...(G) && (std::is_same_v<P, detail::stable_spec_t<G>> && ...) &&
              !(std::is_same_v<P, G> && ...))
   operator givens_t<P...>() const {  // NOLINT: the conversion a function's deduction asks for
-    return std::apply([](const auto&... g) { return givens_t<P...>{{detail::stable_spec<G>::from(g)...}}; }, items);
+    return fusor::detail::apply([](const auto&... g) { return givens_t<P...>{{detail::stable_spec<G>::from(g)...}}; }, items);
   }
 };
 

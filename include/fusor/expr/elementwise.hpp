@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "fusor/core/apply.hpp"
 #include "fusor/expr/functors.hpp"
 #include "fusor/expr/leaves.hpp"
 #include "fusor/expr/node.hpp"
@@ -46,7 +47,7 @@ class map_node<F, R, type_list<Casts...>, Args...> : public expression_base {
       return F::symbol + operand_str(std::get<0>(args_));  // -x, !x
     } else {
       std::string s = std::string(F::symbol) + "(";
-      std::apply([&](const auto&... a) { ((s += a.str() + ", "), ...); }, args_);
+      fusor::detail::apply([&](const auto&... a) { ((s += a.str() + ", "), ...); }, args_);
       return s.substr(0, s.size() - 2) + ")";
     }
   }

@@ -26,6 +26,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "fusor/core/apply.hpp"
 #include "fusor/core/config.hpp"
 #include "fusor/expr/leaves.hpp"
 #include "fusor/expr/node.hpp"
@@ -82,7 +83,7 @@ class join_node : public expression_base {
 
   std::string str() const {
     std::string parts;
-    std::apply([&](const auto&... a) { ((parts += (parts.empty() ? "" : ", ") + a.str()), ...); }, parts_);
+    fusor::detail::apply([&](const auto&... a) { ((parts += (parts.empty() ? "" : ", ") + a.str()), ...); }, parts_);
     switch (params_.kind) {
       case join_kind::concatenate: return "concatenate((" + parts + "), " + std::to_string(params_.axis) + ")";
       case join_kind::roll:
@@ -135,7 +136,7 @@ template <class... X>
   join_params p;
   p.kind = join_kind::concatenate;
   p.axis = axis;
-  return std::apply(
+  return fusor::detail::apply(
       [&](auto&&... x) {
         return join_node<detail::join_rank<X...>(), as_expression_t<X>...>(
             std::tuple<as_expression_t<X>...>(as_expression(std::move(x))...), p);
@@ -160,7 +161,7 @@ template <class... X>
   if (axis < 0) axis += r + 1;
   if (axis < 0 || axis > r)
     throw index_error("fusor::stack: axis is out of bounds for parts of rank " + std::to_string(r));
-  return std::apply([&](auto&&... x) { return concatenate(std::tuple(detail::stacked_part(std::move(x), axis)...), axis); },
+  return fusor::detail::apply([&](auto&&... x) { return concatenate(std::tuple(detail::stacked_part(std::move(x), axis)...), axis); },
                     std::move(parts));
 }
 

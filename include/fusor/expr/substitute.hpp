@@ -8,6 +8,7 @@
 #include <tuple>
 #include <utility>
 
+#include "fusor/core/apply.hpp"
 #include "fusor/expr/dot.hpp"
 #include "fusor/expr/elementwise.hpp"
 #include "fusor/expr/generate.hpp"
@@ -39,7 +40,7 @@ template <class T>
 template <class T, class... S>
 shared<T> swapped(const shared<T>& v, const std::tuple<S...>& swaps) {
   shared<T> out = v;
-  std::apply(
+  fusor::detail::apply(
       [&](const auto&... s) {
         (
             [&] {
@@ -121,7 +122,7 @@ constant<E> substitute(const constant<E>& e, const std::tuple<S...>&) {
 }
 template <class F, class R, class Casts, class... A, class... S>
 map_node<F, R, Casts, A...> substitute(const map_node<F, R, Casts, A...>& e, const std::tuple<S...>& swaps) {
-  return std::apply([&](const auto&... a) { return map_node<F, R, Casts, A...>(substitute(a, swaps)...); }, e.args());
+  return fusor::detail::apply([&](const auto&... a) { return map_node<F, R, Casts, A...>(substitute(a, swaps)...); }, e.args());
 }
 template <element T, class A, class... S>
 cast_node<T, A> substitute(const cast_node<T, A>& e, const std::tuple<S...>& swaps) {
@@ -159,7 +160,7 @@ diagonal_node<A> substitute(const diagonal_node<A>& e, const std::tuple<S...>& s
 
 template <int N, class... A, class... S>
 join_node<N, A...> substitute(const join_node<N, A...>& e, const std::tuple<S...>& swaps) {
-  return join_node<N, A...>(std::apply([&](const auto&... a) { return std::tuple<A...>(substitute(a, swaps)...); }, e.args()),
+  return join_node<N, A...>(fusor::detail::apply([&](const auto&... a) { return std::tuple<A...>(substitute(a, swaps)...); }, e.args()),
                             e.join());
 }
 

@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "fusor/core/apply.hpp"
 #include "fusor/expr/dot.hpp"
 #include "fusor/expr/elementwise.hpp"
 #include "fusor/expr/leaves.hpp"
@@ -43,7 +44,7 @@ void visit_leaves(const iota_node<N>& e, F&& f) {
 }
 template <class F, class Fn, class R, class Casts, class... A>
 void visit_leaves(const map_node<Fn, R, Casts, A...>& e, F&& f) {
-  std::apply([&](const auto&... a) { (visit_leaves(a, f), ...); }, e.args());
+  fusor::detail::apply([&](const auto&... a) { (visit_leaves(a, f), ...); }, e.args());
 }
 template <class F, element T, class A>
 void visit_leaves(const cast_node<T, A>& e, F&& f) {
@@ -68,7 +69,7 @@ void visit_leaves(const take_node<A, I, N>& e, F&& f) {
 }
 template <class F, int N, class... A>
 void visit_leaves(const join_node<N, A...>& e, F&& f) {
-  std::apply([&](const auto&... a) { (visit_leaves(a, f), ...); }, e.args());
+  fusor::detail::apply([&](const auto&... a) { (visit_leaves(a, f), ...); }, e.args());
 }
 template <class F, class A>
 void visit_leaves(const specify_node<A>& e, F&& f) {
@@ -197,7 +198,7 @@ void pattern_into(const X& e, std::vector<bool>& p) {
   } else if constexpr (requires { e.join(); } || requires { e.indices(); }) {
     std::fill(p.begin(), p.end(), false);  // assembled: extents change
   } else if constexpr (requires { e.args(); }) {
-    std::apply([&](const auto&... a) { (pattern_into(a, p), ...); }, e.args());
+    fusor::detail::apply([&](const auto&... a) { (pattern_into(a, p), ...); }, e.args());
   } else if constexpr (requires { e.keeps_dims(); }) {
     if (!e.keeps_dims()) {
       std::fill(p.begin(), p.end(), false);  // a different rank: nothing is known

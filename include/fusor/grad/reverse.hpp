@@ -28,6 +28,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "fusor/core/apply.hpp"
 #include "fusor/core/errors.hpp"
 #include "fusor/expr/dot.hpp"
 #include "fusor/expr/elementwise.hpp"
@@ -170,7 +171,7 @@ class walker {
           return adj.e;
         }
       }();
-      auto local = std::apply(
+      auto local = fusor::detail::apply(
           [&](const auto&... a) { return rule<F>::template partial<K>(g, ref(e), as_dtype<C>(ref(a))...); }, e.args());
       return back(std::get<K>(e.args()),
                   make_part<L || !fills, S && fills>(as_dtype<value_type_t<AK>>(std::move(local))));
@@ -426,7 +427,7 @@ class walker {
             else return zeros_of<V>(ref(std::get<J>(f.args())));
           }()...);
         }(std::make_index_sequence<std::tuple_size_v<std::remove_cvref_t<decltype(f.args())>>>{});
-        return std::apply(
+        return fusor::detail::apply(
             [&](auto&... q) {
               using J = join_node<std::remove_cvref_t<decltype(f)>::rank, std::remove_cvref_t<decltype(q)>...>;
               return back(e.arg(), make_part<false, false>(J(std::tuple(std::move(q)...), p)));
@@ -531,7 +532,7 @@ auto grad_of(const Cost& cost, const Target& target) {
   const W leaf = target_leaf(target);
   const auto reps = representatives(cost, Cuts{});
   std::vector<std::vector<std::uint64_t>> keys;
-  std::apply([&](const auto*... r) { (keys.push_back(value_key(*r)), ...); }, reps);
+  fusor::detail::apply([&](const auto*... r) { (keys.push_back(value_key(*r)), ...); }, reps);
   // The seed: d cost / d cost = 1, as a rank-0 value of the cost's dtype
   // (not a weak number: derivatives keep the cost's dtype).
   const auto seed = make_part<false, false>(cast<C>(constant<C>(C(1))));

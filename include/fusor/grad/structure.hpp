@@ -19,6 +19,7 @@
 #include <tuple>
 #include <type_traits>
 
+#include "fusor/core/apply.hpp"
 #include "fusor/expr/dot.hpp"
 #include "fusor/expr/elementwise.hpp"
 #include "fusor/expr/generate.hpp"
@@ -31,84 +32,9 @@
 #include "fusor/expr/shape_ops.hpp"
 #include "fusor/expr/take.hpp"
 #include "fusor/expr/view.hpp"
+#include "fusor/expr/operands.hpp"
 
 namespace fusor::detail::ad {
-
-template <class... T>
-struct tlist {
-  static constexpr std::size_t size = sizeof...(T);
-};
-
-/// The operand types of a node (the shape-only operands of sum_to,
-/// reshape_like and size_ratio are not operands: no gradient flows to them).
-template <class X>
-struct children_of {
-  using type = tlist<>;  // leaves
-};
-template <class F, class R, class C, class... A>
-struct children_of<map_node<F, R, C, A...>> {
-  using type = tlist<A...>;
-};
-template <element T, class A>
-struct children_of<cast_node<T, A>> {
-  using type = tlist<A>;
-};
-template <class Op, class A, int R>
-struct children_of<reduce_node<Op, A, R>> {
-  using type = tlist<A>;
-};
-template <class A, class B>
-struct children_of<dot_node<A, B>> {
-  using type = tlist<A, B>;
-};
-template <class A>
-struct children_of<transpose_node<A>> {
-  using type = tlist<A>;
-};
-template <class A, int N>
-struct children_of<reshape_node<A, N>> {
-  using type = tlist<A>;
-};
-template <class A, int N>
-struct children_of<view_node<A, N>> {
-  using type = tlist<A>;
-};
-template <class A>
-struct children_of<diagonal_node<A>> {
-  using type = tlist<A>;
-};
-template <class A>
-struct children_of<specify_node<A>> {
-  using type = tlist<A>;
-};
-template <class A, class I, int N>
-struct children_of<take_node<A, I, N>> {
-  using type = tlist<A, I>;
-};
-template <int N, class... A>
-struct children_of<join_node<N, A...>> {
-  using type = tlist<A...>;
-};
-template <class G, class L>
-struct children_of<sum_to_node<G, L>> {
-  using type = tlist<G>;
-};
-template <class G, class L>
-struct children_of<reshape_like_node<G, L>> {
-  using type = tlist<G>;
-};
-template <class G, class F, std::size_t K>
-struct children_of<place_node<G, F, K>> {
-  using type = tlist<G>;
-};
-template <class C>
-struct children_of<gate_node<C>> {
-  using type = tlist<C>;
-};
-template <class X>
-struct children_of<ref_node<X>> {
-  using type = tlist<X>;
-};
 
 /// How many times type W occurs in the tree of X (X itself included).
 template <class X, class W, class Children = typename children_of<X>::type>
@@ -221,7 +147,7 @@ template <class X, class F>
 void visit_nodes(const X& e, F&& f) {
   f(e);
   if constexpr (requires { e.args(); }) {
-    std::apply([&](const auto&... a) { (visit_nodes(a, f), ...); }, e.args());
+    fusor::detail::apply([&](const auto&... a) { (visit_nodes(a, f), ...); }, e.args());
   } else if constexpr (requires { e.lhs(); }) {
     visit_nodes(e.lhs(), f);
     visit_nodes(e.rhs(), f);

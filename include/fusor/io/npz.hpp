@@ -29,6 +29,7 @@
 
 #include <zip.h>
 
+#include "fusor/core/apply.hpp"
 #include "fusor/io/npy.hpp"
 
 namespace fusor {
@@ -269,7 +270,7 @@ void save(const std::filesystem::path& file, const shared<T>&... vars) {
     // Views keep every variable's storage alive until the archive is written.
     const std::tuple<detail::npz_payload<T>...> payloads(vars...);
     detail::npz_writer zip(file);
-    std::apply(
+    fusor::detail::apply(
         [&](const auto&... p) {
           std::size_t i = 0;
           const std::array<const std::string*, sizeof...(T)> names{&vars.name()...};
@@ -306,7 +307,7 @@ void load(const std::filesystem::path& file, shared<T>&... vars) {
     // Braced initialisation evaluates left to right: entries are read in
     // argument order, and the first problem is the one reported.
     auto values = std::tuple{prepare(vars)...};
-    std::apply([&](auto&... value) { (vars.record()->install(std::move(value)), ...); }, values);
+    fusor::detail::apply([&](auto&... value) { (vars.record()->install(std::move(value)), ...); }, values);
   }
 }
 

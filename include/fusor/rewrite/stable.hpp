@@ -27,11 +27,13 @@
 #include <type_traits>
 #include <utility>
 
+#include "fusor/core/apply.hpp"
 #include "fusor/expr/dot.hpp"
 #include "fusor/expr/elementwise.hpp"
 #include "fusor/expr/generate.hpp"
 #include "fusor/expr/join.hpp"
 #include "fusor/expr/leaves.hpp"
+#include "fusor/expr/operands.hpp"
 #include "fusor/expr/place.hpp"
 #include "fusor/expr/reduction.hpp"
 #include "fusor/expr/ref.hpp"
@@ -83,7 +85,7 @@ inline constexpr bool is_map_of_v<map_node<F, R, C, A...>, F> = true;
 
 template <class F, class R, class... C, class... A>
 auto rebuild_map(const map_node<F, R, type_list<C...>, A...>& e) {
-  return std::apply(
+  return fusor::detail::apply(
       [](const auto&... a) {
         return map_node<F, R, type_list<C...>, decltype(stabilize(a))...>(stabilize(a)...);
       },
@@ -147,8 +149,8 @@ auto rebuild_other(const take_node<A, I, N>& e) {
 }
 template <int N, class... A>
 auto rebuild_other(const join_node<N, A...>& e) {
-  auto parts = std::apply([](const auto&... a) { return std::make_tuple(stabilize(a)...); }, e.args());
-  return std::apply(
+  auto parts = fusor::detail::apply([](const auto&... a) { return std::make_tuple(stabilize(a)...); }, e.args());
+  return fusor::detail::apply(
       [&](auto&... p) { return join_node<N, std::remove_cvref_t<decltype(p)>...>(std::tuple(std::move(p)...), e.join()); },
       parts);
 }
@@ -247,9 +249,20 @@ auto rule(const X& e) {
   }
 }
 
+/// Whether a rule may apply at node X: a log of anything (the rules look at
+/// its operand), or exp(x) minus a constant. A tree without such a node is
+/// its own stable form, and is returned as it is without being rebuilt (most
+/// expressions: the rebuild would instantiate a copy of every node type).
+template <class X>
+struct rule_may_apply : std::bool_constant<is_map_of_v<X, fn::log_op>> {};
+template <class R, class C, class L, class Rt>
+struct rule_may_apply<map_node<fn::minus, R, C, L, Rt>>
+    : std::bool_constant<is_map_of_v<L, fn::exp_op> && is_constant_v<Rt>> {};
+
 template <class X>
 auto stabilize(const X& e) {
-  return rule(rebuild(e));
+  if constexpr (!any_node<rule_may_apply, X>::value) return e;
+  else return rule(rebuild(e));
 }
 
 }  // namespace detail::rewrite

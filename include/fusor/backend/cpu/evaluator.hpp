@@ -20,6 +20,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "fusor/core/apply.hpp"
 #include "fusor/backend/cpu/simd.hpp"
 #include "fusor/core/dims.hpp"
 #include "fusor/expr/elementwise.hpp"
@@ -226,17 +227,17 @@ struct map_eval<F, R, type_list<Casts...>, Children...> {
 
   const dims& shape() const noexcept { return out_shape; }
   void broadcast_to(const dims& out) noexcept {
-    std::apply([&](auto&... c) { (c.broadcast_to(out), ...); }, children);
+    fusor::detail::apply([&](auto&... c) { (c.broadcast_to(out), ...); }, children);
   }
   template <class G>
   void for_each_leaf(G&& g) {
-    std::apply([&](auto&... c) { (c.for_each_leaf(g), ...); }, children);
+    fusor::detail::apply([&](auto&... c) { (c.for_each_leaf(g), ...); }, children);
   }
   void set_outer(const index_t* idx, std::size_t n) noexcept {
-    std::apply([&](auto&... c) { (c.set_outer(idx, n), ...); }, children);
+    fusor::detail::apply([&](auto&... c) { (c.set_outer(idx, n), ...); }, children);
   }
   R scalar(index_t i) const noexcept {
-    return std::apply(
+    return fusor::detail::apply(
         [&](const auto&... c) {
           return static_cast<R>(F{}(convert_element<Casts>(c.scalar(i))...));
         },
@@ -252,10 +253,10 @@ struct map_eval<F, R, type_list<Casts...>, Children...> {
       // complement wrapping), and no signed overflow where xsimd falls back to
       // scalar code (32-bit multiply before SSE4.1).
       using U = std::make_unsigned_t<R>;
-      return xsimd::bitwise_cast<batch<R>>(std::apply(
+      return xsimd::bitwise_cast<batch<R>>(fusor::detail::apply(
           [&](const auto&... c) { return F{}(xsimd::bitwise_cast<batch<U>>(load_child<Mode>(c, i))...); }, children));
     } else {
-      return std::apply([&](const auto&... c) { return F{}(load_child<Mode>(c, i)...); }, children);
+      return fusor::detail::apply([&](const auto&... c) { return F{}(load_child<Mode>(c, i)...); }, children);
     }
   }
   /// A comparison as a mask over batches of T (the condition of a where).
@@ -263,7 +264,7 @@ struct map_eval<F, R, type_list<Casts...>, Children...> {
   xsimd::batch_bool<T> load_mask(index_t i) const noexcept
     requires(std::is_same_v<R, bool> && is_comparison_v<F>)
   {
-    return std::apply([&](const auto&... c) { return F{}(load_operand<Mode, T>(c, i)...); }, children);
+    return fusor::detail::apply([&](const auto&... c) { return F{}(load_operand<Mode, T>(c, i)...); }, children);
   }
 
  private:

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "fusor/core/apply.hpp"
 #include "fusor/backend/cpu/blas.hpp"
 #include "fusor/backend/cpu/evaluator.hpp"
 #include "fusor/backend/cpu/loop.hpp"
@@ -224,7 +225,7 @@ struct multi_kernel {
     std::array<int, sizeof...(Xs)> dests{};
     multi_loop<evaluator_t<Xs>...> loop;
     void run(void* const* slots) override {
-      std::apply([&](auto&... ev) { (bind(ev, slots), ...); }, evs);
+      fusor::detail::apply([&](auto&... ev) { (bind(ev, slots), ...); }, evs);
       run_all(slots, std::index_sequence_for<Xs...>{});
     }
     template <std::size_t... K>
@@ -239,8 +240,8 @@ struct multi_kernel {
     const evaluator_builder b{g, p};
     prepare_each(*st, b, s, std::index_sequence_for<Xs...>{});
     const dims& shape = p.shapes[static_cast<std::size_t>(s.group[0][0])];
-    std::apply([&](auto&... ev) { (ev.broadcast_to(shape), ...); }, st->evs);
-    std::apply([&](auto&... ev) { st->loop.prepare(shape, ev...); }, st->evs);
+    fusor::detail::apply([&](auto&... ev) { (ev.broadcast_to(shape), ...); }, st->evs);
+    fusor::detail::apply([&](auto&... ev) { st->loop.prepare(shape, ev...); }, st->evs);
     return st;
   }
   template <std::size_t... K>

@@ -12,6 +12,7 @@
 #include <tuple>
 #include <type_traits>
 
+#include "fusor/core/apply.hpp"
 #include "fusor/backend/cpu/evaluator.hpp"
 #include "fusor/backend/cpu/simd.hpp"
 #include "fusor/core/collapse.hpp"
@@ -233,7 +234,7 @@ struct multi_loop {
       for (std::size_t begin = 0; begin < n; begin += chunk) {
         const std::size_t end = begin + chunk < n ? begin + chunk : n;
         std::size_t k = 0;
-        std::apply([&](auto*... out) { (one(out + offset, evs, begin, end, vectorise[k++]), ...); }, outs);
+        fusor::detail::apply([&](auto*... out) { (one(out + offset, evs, begin, end, vectorise[k++]), ...); }, outs);
       }
     });
   }

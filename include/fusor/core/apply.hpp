@@ -1,0 +1,31 @@
+// fusor/core/apply.hpp — std::apply, without what it costs the compiler.
+//
+// Expression nodes keep their operands in a std::tuple, and almost every walk
+// over a node (printing, keys, graph building, evaluators, rewrites) calls a
+// function with the operands unpacked: once per node type and per walk. The
+// standard std::apply computes a noexcept specification (is_nothrow_invocable
+// of the callable on every element, which deduces the callable's return type)
+// and goes through std::__invoke: several extra class and function templates
+// per call site and node type. This one forwards the elements directly.
+#pragma once
+
+#include <cstddef>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+namespace fusor::detail {
+
+template <class F, class Tuple, std::size_t... I>
+constexpr decltype(auto) apply_at(F&& f, Tuple&& t, std::index_sequence<I...>) {
+  return static_cast<F&&>(f)(std::get<I>(static_cast<Tuple&&>(t))...);
+}
+
+/// f(std::get<0>(t), std::get<1>(t), ...).
+template <class F, class Tuple>
+constexpr decltype(auto) apply(F&& f, Tuple&& t) {
+  return apply_at(static_cast<F&&>(f), static_cast<Tuple&&>(t),
+                  std::make_index_sequence<std::tuple_size_v<std::remove_reference_t<Tuple>>>{});
+}
+
+}  // namespace fusor::detail
