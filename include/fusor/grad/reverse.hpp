@@ -22,11 +22,14 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
+#include <stdexcept>
 #include <cstddef>
 #include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "fusor/core/apply.hpp"
 #include "fusor/core/errors.hpp"
@@ -76,21 +79,50 @@ std::vector<std::uint64_t> value_key(const X& e) {
   return key;
 }
 
+template <class P0>
+auto sum_parts(P0 p0) {
+  return p0;
+}
+template <class P0, class P1, class... P>
+auto sum_parts(P0 p0, P1 p1, P... rest) {
+  return sum_parts(add(std::move(p0), std::move(p1)), std::move(rest)...);
+}
+
+/// Where a cut point's type occurs in the cost (grad/structure.hpp), in
+/// pre-order: each occurrence, its value's key, and whether it is the first
+/// occurrence of its value. The adjoint of a cut point is summed per value:
+/// into the first occurrence of that value, from every occurrence equal to
+/// it, and the walk goes on below that first occurrence only (once). Most
+/// cut types have one value (a sub-expression the cost reads several times);
+/// equal types over other variables (sum(W1 * W1) + sum(W2 * W2)) have
+/// several, told apart when grad is called.
+template <class S, std::size_t M>
+struct cut_sites {
+  static constexpr std::size_t size = M;
+  std::array<const S*, M> at{};
+  std::array<std::vector<std::uint64_t>, M> key{};
+  std::array<bool, M> first{};
+};
+
 /// The reverse walk towards the occurrences of one target: a leaf (a shared
-/// variable or an input), or a cut point (grad/structure.hpp) whose adjoint is
-/// being summed. Every occurrence of the target's type that is not the target
-/// (another variable of the same C++ type) contributes a closed gate: Gated
-/// says whether the cost leaves that in doubt at all.
+/// variable or an input), or one value of a cut point (its first occurrence,
+/// whose adjoint is being summed). Every occurrence of the target's type that
+/// is not the target (another variable, another value) contributes a closed
+/// gate: Gated says whether the cost leaves that in doubt at all.
 ///
-/// Cuts are met as follows: an occurrence equal to its cut's representative
-/// is walked *muted* (all it would contribute is closed by gates: its
-/// contribution comes through the representative, once); one that differs
-/// (equal types over other variables) is walked in place.
+/// Every walk stops at the cut points (Cuts): their adjoints are summed
+/// separately, and walked below once each (`below`). So each segment of the
+/// cost between cut points is walked once per target inside it, not once per
+/// path from the cost down. A walk below an occurrence that is not the first
+/// of its value, or below a closed gate, is *muted*: what it contributes is
+/// closed by gates (the types must not depend on those run-time facts).
 template <class W, bool Gated, class Cuts>
 class walker {
  public:
-  walker(const W& target, const std::vector<std::vector<std::uint64_t>>& cut_keys)
-      : target_key_(value_key(target)), target_text_(target.str()), cut_keys_(cut_keys) {}
+  /// `muted`: the target itself is not the first occurrence of its value
+  /// (a cut point's later occurrence): all it collects is closed.
+  walker(const W& target, std::vector<std::uint64_t> key, bool muted = false)
+      : target_(target), target_key_(std::move(key)), base_muted_(muted), muted_(muted) {}
 
   bool found() const noexcept { return found_; }
 
@@ -98,19 +130,34 @@ class walker {
   /// none, or a part.
   template <class X, class P>
   auto back(const X& e, const P& adj) {
-    if constexpr (!is_part_v<P> || !reaches_v<X, W>) return none{};
+    if constexpr (!is_part_v<P> || !reaches_direct_v<X, W, Cuts>) return none{};
     else if constexpr (std::is_same_v<X, W>) return at_target(e, shared(adj));
-    else if constexpr (index_in<X, Cuts>::value >= 0) return at_cut(e, shared(adj));
-    else return back_node(e, shared(adj));
-  }
-  /// The walk below `e` (a cut point's representative: not a cut here).
-  template <class X, class P>
-  auto back_from(const X& e, const P& adj) {
-    if constexpr (!is_part_v<P> || !reaches_v<X, W> || std::is_same_v<X, W>) return none{};
     else return back_node(e, shared(adj));
   }
 
+  /// The target's gradient from below the occurrences of one cut point, given
+  /// the adjoints of their values (`adjoints[j]` is summed into occurrence j
+  /// when it is the first of its value; else it is closed).
+  template <class S, std::size_t M, class A>
+  auto below(const cut_sites<S, M>& sites, const std::array<A, M>& adjoints) {
+    if constexpr (!is_part_v<A> || !reaches_below<S, W, Cuts>::value) {
+      return none{};
+    } else {
+      return [&]<std::size_t... J>(std::index_sequence<J...>) {
+        return sum_parts(from(*sites.at[J], adjoints[J], sites.first[J])...);
+      }(std::make_index_sequence<M>{});
+    }
+  }
+
  private:
+  template <class X, class P>
+  auto from(const X& e, const P& adj, bool first) {
+    muted_ = base_muted_ || !first;
+    auto r = back_node(e, shared(adj));
+    muted_ = base_muted_;
+    return r;
+  }
+
   /// The adjoint held by reference: every local derivative below reads it,
   /// and by value each would copy it (expr/ref.hpp).
   template <class E, bool L, bool S>
@@ -124,14 +171,6 @@ class walker {
     if (on) found_ = true;
     if constexpr (Gated) return gate_part(adj, on);
     else return adj;
-  }
-  template <class X, class P>
-  auto at_cut(const X& e, const P& adj) {
-    const bool was = muted_;
-    muted_ = muted_ || value_key(e) == cut_keys_[static_cast<std::size_t>(index_in<X, Cuts>::value)];
-    auto r = back_node(e, adj);
-    muted_ = was;
-    return r;
   }
 
   // ------------------------------------------------------------ elementwise
@@ -155,7 +194,7 @@ class walker {
   auto map_operand(const map_node<F, R, type_list<C...>, A...>& e, const part<E, L, S>& adj) {
     using AK = std::tuple_element_t<K, std::tuple<A...>>;
     using CK = std::tuple_element_t<K, std::tuple<C...>>;
-    if constexpr (!reaches_v<AK, W> || !differentiable_v<value_type_t<AK>> || !differentiable_v<CK> ||
+    if constexpr (!reaches_direct_v<AK, W, Cuts> || !differentiable_v<value_type_t<AK>> || !differentiable_v<CK> ||
                   !rule<F>::template has_operand<K>) {
       return none{};
     } else {
@@ -287,7 +326,7 @@ class walker {
   /// contribution is not even built otherwise.
   template <class X, class Make>
   auto back_if(const X& operand, Make make) {
-    if constexpr (!reaches_v<X, W> || !differentiable_v<value_type_t<X>>) return none{};
+    if constexpr (!reaches_direct_v<X, W, Cuts> || !differentiable_v<value_type_t<X>>) return none{};
     else return back(operand, make());
   }
 
@@ -394,7 +433,7 @@ class walker {
   template <std::size_t K, int N, class... A, class G>
   auto join_part(const join_node<N, A...>& e, const G& g) {
     using AK = std::tuple_element_t<K, std::tuple<A...>>;
-    if constexpr (!reaches_v<AK, W>) return none{};
+    if constexpr (!reaches_direct_v<AK, W, Cuts>) return none{};
     else return back(std::get<K>(e.args()), make_part<false, false>(place<K>(g, e)));
   }
 
@@ -441,22 +480,27 @@ class walker {
   /// leaf of the target's type that is another variable is fine).
   template <class X>
   void refuse_inside(const X& e, const std::string& what) const {
-    if (muted_) return;
-    bool inside = false;
-    visit_leaves(e, [&](const auto& leaf) {
-      if constexpr (std::is_same_v<std::remove_cvref_t<decltype(leaf)>, W>)
-        inside = inside || value_key(leaf) == target_key_;
-    });
-    if (inside)
-      throw value_error("fusor::grad: " + target_text_ + " is read through " + what + " in " + e.str() +
-                        ", which fusor::grad does not differentiate");
+    // Only a leaf target can be read through a node without a derivative; a
+    // cut point's walk (W a sub-expression) meets the same node with the
+    // leaf's walk, which reports it. (Nor is W's text built for those walks.)
+    if constexpr (std::is_same_v<typename children_of<W>::type, tlist<>>) {
+      if (muted_) return;
+      bool inside = false;
+      visit_leaves(e, [&](const auto& leaf) {
+        if constexpr (std::is_same_v<std::remove_cvref_t<decltype(leaf)>, W>)
+          inside = inside || value_key(leaf) == target_key_;
+      });
+      if (inside)
+        throw value_error("fusor::grad: " + target_.str() + " is read through " + what + " in " + e.str() +
+                          ", which fusor::grad does not differentiate");
+    }
   }
 
+  const W& target_;
   std::vector<std::uint64_t> target_key_;
-  std::string target_text_;
-  const std::vector<std::vector<std::uint64_t>>& cut_keys_;
-  bool found_ = false;
+  bool base_muted_ = false;
   bool muted_ = false;
+  bool found_ = false;
 };
 
 /// The leaf type of a target: a shared variable's leaf, or an input.
@@ -466,92 +510,121 @@ auto target_leaf(const T& t) {
   else return t;
 }
 
-/// The first occurrence of each cut type in `cost` (pre-order): the
-/// representatives the walks continue from.
+/// The occurrences of every cut type in `cost`, in pre-order (cut_sites).
 template <class Cost, class... S>
-std::tuple<const S*...> representatives(const Cost& cost, tlist<S...>) {
-  std::tuple<const S*...> reps{};
+auto sites_of(const Cost& cost, tlist<S...>) {
+  std::tuple<cut_sites<S, static_cast<std::size_t>(occurrences<Cost, S>::value)>...> sites;
+  std::array<std::size_t, sizeof...(S) + 1> filled{};
   visit_nodes(cost, [&](const auto& node) {
     using N = std::remove_cvref_t<decltype(node)>;
-    if constexpr ((std::is_same_v<N, S> || ... || false)) {
-      auto& slot = std::get<const N*>(reps);
-      if (!slot) slot = &node;
+    constexpr int i = index_in<N, tlist<S...>>::value;
+    if constexpr (i >= 0) {
+      auto& site = std::get<static_cast<std::size_t>(i)>(sites);
+      std::size_t& k = filled[static_cast<std::size_t>(i)];
+      if (k < site.at.size()) site.at[k] = &node;
+      ++k;
     }
   });
-  return reps;
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    (
+        [&](auto& site, std::size_t count) {
+          // visit_nodes and occurrences<> must see the same tree
+          if (count != site.at.size())
+            throw std::logic_error("fusor::grad: a cut point's occurrences were miscounted");
+          for (std::size_t k = 0; k < site.at.size(); ++k) {
+            site.key[k] = value_key(*site.at[k]);
+            site.first[k] = true;
+            for (std::size_t e = 0; e < k && site.first[k]; ++e) site.first[k] = site.key[e] != site.key[k];
+          }
+        }(std::get<I>(sites), filled[I]),
+        ...);
+  }(std::index_sequence_for<S...>{});
+  return sites;
 }
 
-template <class P0>
-auto sum_parts(P0 p0) {
-  return p0;
-}
-template <class P0, class P1, class... P>
-auto sum_parts(P0 p0, P1 p1, P... rest) {
-  return sum_parts(add(std::move(p0), std::move(p1)), std::move(rest)...);
-}
-
-/// The adjoint of cut point I, summed over its occurrences equal to its
-/// representative: from the cost, and from the walks below every cut before
-/// it (a cut containing it comes first), whose adjoints `before` holds.
-template <std::size_t I, class Cuts, class Cost, class Reps, class Seed, class Before>
-auto cut_adjoint(const Cost& cost, const Reps& reps, const Seed& seed, const Before& before,
-                 const std::vector<std::vector<std::uint64_t>>& keys) {
-  using S = std::remove_cvref_t<decltype(*std::get<I>(reps))>;
-  walker<S, true, Cuts> walk(*std::get<I>(reps), keys);
+/// The adjoint of the value of cut point I whose first occurrence is
+/// occurrence J: summed from the cost, and from below every cut before it (a
+/// cut containing it comes first), whose adjoints `before` holds.
+template <std::size_t I, class Cuts, class Cost, class Sites, class Seed, class... Before>
+auto cut_adjoint(const Cost& cost, const Sites& sites, const Seed& seed, std::size_t j, const Before&... before) {
+  const auto& site = std::get<I>(sites);
+  using S = std::remove_cvref_t<decltype(*site.at[0])>;
+  walker<S, true, Cuts> walk(*site.at[j], site.key[j], !site.first[j]);
   auto from_cost = walk.back(cost, seed);
   return [&]<std::size_t... K>(std::index_sequence<K...>) {
-    return sum_parts(std::move(from_cost), walk.back_from(*std::get<K>(reps), std::get<K>(before))...);
-  }(std::make_index_sequence<I>{});
+    return sum_parts(std::move(from_cost), walk.below(std::get<K>(sites), before)...);
+  }(std::index_sequence_for<Before...>{});
 }
 
-template <class Cuts, std::size_t I, class Cost, class Reps, class Seed, class Before>
-auto cut_adjoints(const Cost& cost, const Reps& reps, const Seed& seed, Before before,
-                  const std::vector<std::vector<std::uint64_t>>& keys) {
+/// The adjoints of every cut point, in order, one array per cut point (an
+/// entry per occurrence; only the first occurrence of each value is open).
+/// The ones computed so far are passed on as a pack: one tuple is built at
+/// the end, not one per cut point.
+template <class Cuts, class Cost, class Sites, class Seed, class... Before>
+auto cut_adjoints(const Cost& cost, const Sites& sites, const Seed& seed, Before... before) {
+  constexpr std::size_t I = sizeof...(Before);
   if constexpr (I == Cuts::size) {
-    return before;
+    return std::tuple<Before...>(std::move(before)...);
   } else {
-    auto adj = cut_adjoint<I, Cuts>(cost, reps, seed, before, keys);
-    return cut_adjoints<Cuts, I + 1>(cost, reps, seed, std::tuple_cat(std::move(before), std::make_tuple(std::move(adj))),
-                                     keys);
+    constexpr std::size_t M = std::tuple_element_t<I, Sites>::size;
+    auto adj = [&]<std::size_t... J>(std::index_sequence<J...>) {
+      return std::array{cut_adjoint<I, Cuts>(cost, sites, seed, J, before...)...};
+    }(std::make_index_sequence<M>{});
+    return cut_adjoints<Cuts>(cost, sites, seed, std::move(before)..., std::move(adj));
   }
 }
 
 template <class Cost, class Target>
-auto grad_of(const Cost& cost, const Target& target) {
-  using W = decltype(target_leaf(target));
-  using T = value_type_t<W>;
-  using C = value_type_t<Cost>;
-  static_assert(differentiable_v<T>,
+void check_target() {
+  using W = decltype(target_leaf(std::declval<const Target&>()));
+  static_assert(differentiable_v<value_type_t<W>>,
                 "FUSOR_GRAD_INTEGER_TARGET: fusor::grad differentiates with respect to float or double variables "
                 "and inputs only");
-  static_assert(differentiable_v<C>, "FUSOR_GRAD_INTEGER_COST: fusor::grad needs a float or double cost");
-  static_assert(Cost::rank == 0,
-                "FUSOR_GRAD_NONSCALAR_COST: fusor::grad needs a rank-0 cost (reduce it: sum(e), mean(e))");
   static_assert(reaches_v<Cost, W>, "FUSOR_GRAD_DISCONNECTED: no leaf of the target's type occurs in the cost");
-  using Cuts = typename cuts_of<Cost, W>::type;
+}
+
+/// One target's gradient: from the cost and from below every cut point.
+template <class Cuts, class Cost, class Sites, class Seed, class Adjoints, class Target>
+auto target_gradient(const Cost& cost, const Sites& sites, const Seed& seed, const Adjoints& adjoints,
+                     const Target& target) {
+  using W = decltype(target_leaf(target));
   const W leaf = target_leaf(target);
-  const auto reps = representatives(cost, Cuts{});
-  std::vector<std::vector<std::uint64_t>> keys;
-  fusor::detail::apply([&](const auto*... r) { (keys.push_back(value_key(*r)), ...); }, reps);
-  // The seed: d cost / d cost = 1, as a rank-0 value of the cost's dtype
-  // (not a weak number: derivatives keep the cost's dtype).
-  const auto seed = make_part<false, false>(cast<C>(constant<C>(C(1))));
-  const auto adjoints = cut_adjoints<Cuts, 0>(cost, reps, seed, std::tuple<>{}, keys);
   constexpr bool gated = occurrences<Cost, W>::value > 1 || Cuts::size > 0;
-  walker<W, gated, Cuts> walk(leaf, keys);
+  walker<W, gated, Cuts> walk(leaf, value_key(leaf));
   auto from_cost = walk.back(cost, seed);
   auto total = [&]<std::size_t... K>(std::index_sequence<K...>) {
-    return sum_parts(std::move(from_cost), walk.back_from(*std::get<K>(reps), std::get<K>(adjoints))...);
+    return sum_parts(std::move(from_cost), walk.below(std::get<K>(sites), std::get<K>(adjoints))...);
   }(std::make_index_sequence<Cuts::size>{});
   if (!walk.found())
     throw value_error("fusor::grad: " + leaf.str() + " does not appear in the cost " + cost.str() +
                       " (or only through stop_gradient, an integer or a comparison): its gradient is not defined");
   if constexpr (is_part_v<decltype(total)>) {
-    return as_dtype<T>(conform(total, leaf));
+    return as_dtype<value_type_t<W>>(conform(total, leaf));
   } else {
     static_assert(is_part_v<decltype(total)>,
                   "FUSOR_GRAD_DISCONNECTED: the target reaches the cost only through operations without a gradient");
   }
+}
+
+/// The gradients of one cost with respect to several targets: the cut
+/// points of all of them, their adjoints computed once and shared (one node
+/// in a function's graph, whichever gradients read it), then one walk per
+/// target.
+template <class Cost, class... Targets>
+auto grad_all(const Cost& cost, const Targets&... targets) {
+  using C = value_type_t<Cost>;
+  static_assert(differentiable_v<C>, "FUSOR_GRAD_INTEGER_COST: fusor::grad needs a float or double cost");
+  static_assert(Cost::rank == 0,
+                "FUSOR_GRAD_NONSCALAR_COST: fusor::grad needs a rank-0 cost (reduce it: sum(e), mean(e))");
+  (check_target<Cost, Targets>(), ...);
+  using Cuts = typename cuts_of<Cost, tlist<decltype(target_leaf(targets))...>>::type;
+  const auto sites = sites_of(cost, Cuts{});
+  // The seed: d cost / d cost = 1, as a rank-0 value of the cost's dtype
+  // (not a weak number: derivatives keep the cost's dtype).
+  const auto seed = make_part<false, false>(cast<C>(constant<C>(C(1))));
+  const auto adjoints = cut_adjoints<Cuts>(cost, sites, seed);
+  if constexpr (sizeof...(Targets) == 1) return target_gradient<Cuts>(cost, sites, seed, adjoints, targets...);
+  else return std::make_tuple(target_gradient<Cuts>(cost, sites, seed, adjoints, targets)...);
 }
 
 }  // namespace detail::ad
@@ -571,8 +644,7 @@ auto grad_of(const Cost& cost, const Target& target) {
 template <class Cost, class... Targets>
   requires(std::derived_from<std::remove_cvref_t<Cost>, expression_base> && sizeof...(Targets) >= 1)
 [[nodiscard]] auto grad(no_rewrites_t, const Cost& cost, const Targets&... targets) {
-  if constexpr (sizeof...(Targets) == 1) return detail::ad::grad_of(cost, targets...);
-  else return std::make_tuple(detail::ad::grad_of(cost, targets)...);
+  return detail::ad::grad_all(cost, targets...);
 }
 template <class Cost, class... Targets>
   requires(std::derived_from<std::remove_cvref_t<Cost>, expression_base> && sizeof...(Targets) >= 1)

@@ -46,6 +46,37 @@ struct occurrences<X, W, tlist<C...>>
 template <class X, class W>
 inline constexpr bool reaches_v = occurrences<X, W>::value > 0;
 
+/// The index of T in a tlist, or -1.
+template <class T, class List>
+struct index_in;
+template <class T, class... L>
+struct index_in<T, tlist<L...>> {
+  static constexpr int value = [] {
+    constexpr bool match[] = {std::is_same_v<T, L>..., false};
+    for (std::size_t i = 0; i < sizeof...(L); ++i)
+      if (match[i]) return static_cast<int>(i);
+    return -1;
+  }();
+};
+
+/// Whether W occurs in X's tree (X itself included) on a path that passes no
+/// node of the type list Cuts: the walks of the reverse pass stop at every
+/// cut point (its adjoint is summed there and walked below once).
+template <class X, class W, class Cuts, class Children = typename children_of<X>::type>
+struct reaches_direct;
+template <class X, class W, class Cuts, class... C>
+struct reaches_direct<X, W, Cuts, tlist<C...>>
+    : std::bool_constant<std::is_same_v<X, W> ||
+                         (index_in<X, Cuts>::value < 0 && (reaches_direct<C, W, Cuts>::value || ...))> {};
+template <class X, class W, class Cuts>
+inline constexpr bool reaches_direct_v = reaches_direct<X, W, Cuts>::value;
+
+/// Whether W occurs below X (X not counted) without passing a cut point.
+template <class X, class W, class Cuts, class Children = typename children_of<X>::type>
+struct reaches_below;
+template <class X, class W, class Cuts, class... C>
+struct reaches_below<X, W, Cuts, tlist<C...>> : std::bool_constant<(reaches_direct<C, W, Cuts>::value || ...)> {};
+
 /// The number of nodes of X's tree.
 template <class X, class Children = typename children_of<X>::type>
 struct tree_size;
@@ -92,13 +123,23 @@ struct flatten<X, tlist<C...>> {
   using type = typename concat_lists<tlist<X>, typename flatten<C>::type...>::type;
 };
 
-/// The cut points of a walk from Cost towards W: types that occur more than
-/// once in Cost, lie on a path to W (but are not W), and are heavy; each
-/// listed once, a type before every type inside it (larger trees first).
-template <class Cost, class W, class All = typename flatten<Cost>::type>
+template <class X, class Ws>
+struct reaches_any;
+template <class X, class... W>
+struct reaches_any<X, tlist<W...>> : std::bool_constant<(reaches_v<X, W> || ...)> {};
+template <class X, class Ws>
+struct is_one_of;
+template <class X, class... W>
+struct is_one_of<X, tlist<W...>> : std::bool_constant<(std::is_same_v<X, W> || ...)> {};
+
+/// The cut points of the walks from Cost towards the targets' types Ws (a
+/// tlist): types that occur more than once in Cost, lie on a path to one of
+/// them (but are none of them), and are heavy; each listed once, a type
+/// before every type inside it (larger trees first).
+template <class Cost, class Ws, class All = typename flatten<Cost>::type>
 struct cuts_of;
-template <class Cost, class W, class... X>
-struct cuts_of<Cost, W, tlist<X...>> {
+template <class Cost, class... W, class... X>
+struct cuts_of<Cost, tlist<W...>, tlist<X...>> {
   static constexpr std::size_t n = sizeof...(X);
 
   /// A number per distinct type of the list: the position of its first occurrence.
@@ -114,23 +155,52 @@ struct cuts_of<Cost, W, tlist<X...>> {
   /// Selected positions of the pre-order list, larger trees first; the count last.
   static constexpr std::array<std::size_t, n + 1> order = [] {
     constexpr std::array<bool, n> worth{
-        (heavy<X>::value && reaches_v<X, W> && !std::is_same_v<X, W> && !is_ref_v<X>)...};
+        (heavy<X>::value && reaches_any<X, tlist<W...>>::value && !is_one_of<X, tlist<W...>>::value &&
+         !is_ref_v<X>)...};
     constexpr std::array<std::size_t, n> sizes{tree_size<X>::value...};
+    // The candidates: heavy types on a path to a target that occur more
+    // than once; larger trees first (a type comes before those inside it).
     std::array<std::size_t, n + 1> out{};
-    std::size_t k = 0;
+    std::array<std::size_t, n> candidates{};
+    std::size_t m = 0;
     for (std::size_t i = 0; i < n; ++i) {
       if (ids[i] != i || !worth[i]) continue;  // a repeat, or nothing to share
       std::size_t count = 0;
       for (std::size_t j = 0; j < n; ++j) count += ids[j] == i;
-      if (count > 1) out[k++] = i;
+      if (count > 1) candidates[m++] = i;
     }
-    // stable insertion sort, larger trees first: a type comes before those inside it
-    for (std::size_t i = 1; i < k; ++i)
-      for (std::size_t j = i; j > 0 && sizes[out[j]] > sizes[out[j - 1]]; --j) {
-        const std::size_t t = out[j];
-        out[j] = out[j - 1];
-        out[j - 1] = t;
+    for (std::size_t i = 1; i < m; ++i)  // stable insertion sort
+      for (std::size_t j = i; j > 0 && sizes[candidates[j]] > sizes[candidates[j - 1]]; --j) {
+        const std::size_t t = candidates[j];
+        candidates[j] = candidates[j - 1];
+        candidates[j - 1] = t;
       }
+    // A candidate is a cut point when it occurs more than once in the tree
+    // in which every cut point chosen before it is kept once: the walk below
+    // a cut point goes on below one occurrence (per value), and a type that
+    // repeats only because a cut point containing it repeats is met once
+    // there, walked through in place. (Without this, every node of a chain
+    // of nested repeated sub-expressions, as a layer's output inside the
+    // next layer's, would be a cut point, and the adjoints' types would
+    // compound from one to the next.)
+    std::array<bool, n> inside_repeat{};  // below a later occurrence of a chosen cut point
+    std::size_t k = 0;
+    for (std::size_t c = 0; c < m; ++c) {
+      const std::size_t id = candidates[c];
+      std::size_t count = 0;
+      for (std::size_t j = 0; j < n; ++j) count += ids[j] == id && !inside_repeat[j];
+      if (count < 2) continue;
+      out[k++] = id;
+      bool first = true;
+      for (std::size_t j = 0; j < n; ++j) {
+        if (ids[j] != id || inside_repeat[j]) continue;
+        if (first) {
+          first = false;
+          continue;
+        }
+        for (std::size_t q = j + 1; q < j + sizes[j] && q < n; ++q) inside_repeat[q] = true;
+      }
+    }
     out[n] = k;
     return out;
   }();
@@ -158,18 +228,5 @@ void visit_nodes(const X& e, F&& f) {
     visit_nodes(e.arg(), f);
   }
 }
-
-/// The index of T in a tlist, or -1.
-template <class T, class List>
-struct index_in;
-template <class T, class... L>
-struct index_in<T, tlist<L...>> {
-  static constexpr int value = [] {
-    constexpr bool match[] = {std::is_same_v<T, L>..., false};
-    for (std::size_t i = 0; i < sizeof...(L); ++i)
-      if (match[i]) return static_cast<int>(i);
-    return -1;
-  }();
-};
 
 }  // namespace fusor::detail::ad
