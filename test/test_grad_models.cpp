@@ -42,6 +42,30 @@ TEST_CASE("variables of one C++ type are told apart; each gradient has its own s
   CHECK(g == xt::xtensor<double, 2>(2.0 * xt::ones<double>({3, 4})));
 }
 
+TEST_CASE("one sub-expression type over three variables: each value summed and walked below once") {
+  auto x = fusor::shared(mat(5, 3, -1, 1, 30), "x");
+  auto W1 = fusor::shared(mat(3, 4, -1, 1, 31), "W1");
+  auto W2 = fusor::shared(mat(3, 4, -1, 1, 32), "W2");
+  auto W3 = fusor::shared(mat(3, 4, -1, 1, 33), "W3");
+  const auto h1 = fusor::tanh(fusor::dot(x, W1));
+  const auto h2 = fusor::tanh(fusor::dot(x, W2));
+  const auto h3 = fusor::tanh(fusor::dot(x, W3));
+  // tanh(dot(x, W)) is one C++ type with seven occurrences and three values,
+  // the first occurrence of each value in another place of the cost.
+  const auto cost = fusor::sum(h1 * h1) + fusor::sum(h2 * h1) + fusor::sum(h3 * h3) + fusor::sum(fusor::exp(h2) * h3);
+  verify_grad(cost, W1);
+  verify_grad(cost, W2);
+  verify_grad(cost, W3);
+  verify_grad(cost, x);
+  auto [g1, g2, g3] = fusor::grad(cost, W1, W2, W3);
+  auto f = fusor::function(fusor::inputs(), fusor::outputs(g1, g2, g3));
+  f();
+  const std::string plan = f.plan();
+  std::size_t dots = 0;
+  for (std::size_t at = plan.find(" dot "); at != std::string::npos; at = plan.find(" dot ", at + 1)) ++dots;
+  CHECK(dots == 6);  // three forward dots, and one backward dot per variable
+}
+
 TEST_CASE("a sub-expression used twice is walked back once: one backward dot") {
   fusor::matrix<double> x{"x"};
   fusor::vector<double> y{"y"};

@@ -8,10 +8,13 @@
 // tree back from the cost would push two adjoints separately through p and
 // everything below it — two backward dots where one is enough. So the types
 // that occur more than once and hold work worth sharing (a dot, a reduction,
-// a reshape) are cut points: their adjoint is summed over their occurrences
-// first, and the walk continues below them once. Equal types need not be
-// equal values (sum(W1 * W1) + sum(W2 * W2)); that is checked when grad is
-// called.
+// a reshape) are cut points: every walk stops there, their adjoint is summed
+// over their occurrences first, and the walk continues below them once. A
+// type is counted in the tree where every larger cut point is kept once: in
+// a perceptron's cost the logits occur several times, and the hidden layer
+// inside them is met once below them, not made a cut point of its own. Equal
+// types need not be equal values (sum(W1 * W1) + sum(W2 * W2)); that is
+// checked when grad is called, and each value is walked below once.
 #pragma once
 
 #include <array>
