@@ -510,12 +510,13 @@ auto target_leaf(const T& t) {
   else return t;
 }
 
-/// The occurrences of every cut type in `cost`, in pre-order (cut_sites).
-template <class Cost, class... S>
+/// The occurrences of every cut type in `cost` that an adjoint can reach, in
+/// pre-order (cut_sites); CutInfo is the cuts_of that chose them.
+template <class CutInfo, class Cost, class... S>
 auto sites_of(const Cost& cost, tlist<S...>) {
-  std::tuple<cut_sites<S, static_cast<std::size_t>(occurrences<Cost, S>::value)>...> sites;
+  std::tuple<cut_sites<S, CutInfo::template live_count<S>()>...> sites;
   std::array<std::size_t, sizeof...(S) + 1> filled{};
-  visit_nodes(cost, [&](const auto& node) {
+  visit_live_nodes(cost, [&](const auto& node) {
     using N = std::remove_cvref_t<decltype(node)>;
     constexpr int i = index_in<N, tlist<S...>>::value;
     if constexpr (i >= 0) {
@@ -528,7 +529,7 @@ auto sites_of(const Cost& cost, tlist<S...>) {
   [&]<std::size_t... I>(std::index_sequence<I...>) {
     (
         [&](auto& site, std::size_t count) {
-          // visit_nodes and occurrences<> must see the same tree
+          // visit_live_nodes and cuts_of must see the same tree
           if (count != site.at.size())
             throw std::logic_error("fusor::grad: a cut point's occurrences were miscounted");
           for (std::size_t k = 0; k < site.at.size(); ++k) {
@@ -617,8 +618,9 @@ auto grad_all(const Cost& cost, const Targets&... targets) {
   static_assert(Cost::rank == 0,
                 "FUSOR_GRAD_NONSCALAR_COST: fusor::grad needs a rank-0 cost (reduce it: sum(e), mean(e))");
   (check_target<Cost, Targets>(), ...);
-  using Cuts = typename cuts_of<Cost, tlist<decltype(target_leaf(targets))...>>::type;
-  const auto sites = sites_of(cost, Cuts{});
+  using CutInfo = cuts_of<Cost, tlist<decltype(target_leaf(targets))...>>;
+  using Cuts = typename CutInfo::type;
+  const auto sites = sites_of<CutInfo>(cost, Cuts{});
   // The seed: d cost / d cost = 1, as a rank-0 value of the cost's dtype
   // (not a weak number: derivatives keep the cost's dtype).
   const auto seed = make_part<false, false>(cast<C>(constant<C>(C(1))));

@@ -19,6 +19,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <tuple>
 #include <type_traits>
 
@@ -36,6 +37,7 @@
 #include "fusor/expr/take.hpp"
 #include "fusor/expr/view.hpp"
 #include "fusor/expr/operands.hpp"
+#include "fusor/grad/rules.hpp"
 
 namespace fusor::detail::ad {
 
@@ -126,6 +128,36 @@ struct flatten<X, tlist<C...>> {
   using type = typename concat_lists<tlist<X>, typename flatten<C>::type...>::type;
 };
 
+/// Whether a gradient can flow from node X into its operand K (given that
+/// the operand's value is a float): what the walk itself prunes, in types. A
+/// sub-expression below a stop_gradient, a where's condition, a comparison or
+/// an index never receives an adjoint.
+template <class X, std::size_t K>
+struct flows : std::bool_constant<std::is_floating_point_v<value_type_t<X>>> {};
+template <class F, class R, class... C, class... A, std::size_t K>
+struct flows<map_node<F, R, type_list<C...>, A...>, K> {
+  static constexpr bool value = [] {
+    if constexpr (!std::is_floating_point_v<R> || !rule<F>::has) return false;
+    else return rule<F>::template has_operand<K> && std::is_floating_point_v<std::tuple_element_t<K, std::tuple<C...>>>;
+  }();
+};
+template <class A, class I, int N>
+struct flows<take_node<A, I, N>, 1> : std::false_type {};
+
+/// flows<X, K> for every operand K of X, as bits.
+template <class X, class Children = typename children_of<X>::type>
+struct flow_bits;
+template <class X, class... C>
+struct flow_bits<X, tlist<C...>> {
+  static constexpr std::uint64_t value = [] {
+    std::uint64_t bits = 0;
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+      ((bits |= (flows<X, K>::value && std::is_floating_point_v<value_type_t<C>> ? std::uint64_t{1} << K : 0)), ...);
+    }(std::index_sequence_for<C...>{});
+    return bits;
+  }();
+};
+
 template <class X, class Ws>
 struct reaches_any;
 template <class X, class... W>
@@ -155,12 +187,41 @@ struct cuts_of<Cost, tlist<W...>, tlist<X...>> {
   }
   static constexpr std::array<std::size_t, n> ids{type_id<X>()...};
 
+  /// The positions an adjoint can reach: none below an operand the gradient
+  /// does not flow into (flows<>), nor at a node that is not a float. Only
+  /// these occurrences are cut points' sites (visit_live_nodes walks them).
+  static constexpr std::array<bool, n> live_positions() {
+    constexpr std::array<std::size_t, n> sizes{tree_size<X>::value...};
+    constexpr std::array<std::uint64_t, n> bits{flow_bits<X>::value...};
+    constexpr std::array<bool, n> is_float{std::is_floating_point_v<value_type_t<X>>...};
+    std::array<bool, n> live{};
+    if (n > 0) live[0] = is_float[0];
+    for (std::size_t q = 0; q < n; ++q) {
+      std::size_t c = q + 1;  // the operands of q, one after the other's tree
+      for (std::size_t k = 0; c < q + sizes[q] && c < n; ++k) {
+        live[c] = live[q] && ((bits[q] >> k) & 1) != 0;
+        c += sizes[c];
+      }
+    }
+    return live;
+  }
+  /// The number of occurrences of S an adjoint can reach.
+  template <class S>
+  static constexpr std::size_t live_count() {
+    constexpr std::array<bool, n> live = live_positions();
+    constexpr bool match[] = {std::is_same_v<S, X>..., false};
+    std::size_t count = 0;
+    for (std::size_t i = 0; i < n; ++i) count += match[i] && live[i];
+    return count;
+  }
+
   /// Selected positions of the pre-order list, larger trees first; the count last.
   static constexpr std::array<std::size_t, n + 1> order = [] {
     constexpr std::array<bool, n> worth{
         (heavy<X>::value && reaches_any<X, tlist<W...>>::value && !is_one_of<X, tlist<W...>>::value &&
          !is_ref_v<X>)...};
     constexpr std::array<std::size_t, n> sizes{tree_size<X>::value...};
+    constexpr std::array<bool, n> live = live_positions();
     // The candidates: heavy types on a path to a target that occur more
     // than once; larger trees first (a type comes before those inside it).
     std::array<std::size_t, n + 1> out{};
@@ -169,7 +230,7 @@ struct cuts_of<Cost, tlist<W...>, tlist<X...>> {
     for (std::size_t i = 0; i < n; ++i) {
       if (ids[i] != i || !worth[i]) continue;  // a repeat, or nothing to share
       std::size_t count = 0;
-      for (std::size_t j = 0; j < n; ++j) count += ids[j] == i;
+      for (std::size_t j = 0; j < n; ++j) count += ids[j] == i && live[j];
       if (count > 1) candidates[m++] = i;
     }
     for (std::size_t i = 1; i < m; ++i)  // stable insertion sort
@@ -191,12 +252,12 @@ struct cuts_of<Cost, tlist<W...>, tlist<X...>> {
     for (std::size_t c = 0; c < m; ++c) {
       const std::size_t id = candidates[c];
       std::size_t count = 0;
-      for (std::size_t j = 0; j < n; ++j) count += ids[j] == id && !inside_repeat[j];
+      for (std::size_t j = 0; j < n; ++j) count += ids[j] == id && live[j] && !inside_repeat[j];
       if (count < 2) continue;
       out[k++] = id;
       bool first = true;
       for (std::size_t j = 0; j < n; ++j) {
-        if (ids[j] != id || inside_repeat[j]) continue;
+        if (ids[j] != id || !live[j] || inside_repeat[j]) continue;
         if (first) {
           first = false;
           continue;
@@ -214,21 +275,29 @@ struct cuts_of<Cost, tlist<W...>, tlist<X...>> {
   using type = decltype(list(std::make_index_sequence<count>{}));
 };
 
-/// Calls f(node) for every node of e's tree, in pre-order (the shape-only
-/// operands of sum_to, reshape_like and size_ratio are not visited).
+/// Calls f(node) for every node of e's tree an adjoint can reach, in
+/// pre-order: the live positions of cuts_of, at run time.
 template <class X, class F>
-void visit_nodes(const X& e, F&& f) {
-  f(e);
-  if constexpr (requires { e.args(); }) {
-    fusor::detail::apply([&](const auto&... a) { (visit_nodes(a, f), ...); }, e.args());
-  } else if constexpr (requires { e.lhs(); }) {
-    visit_nodes(e.lhs(), f);
-    visit_nodes(e.rhs(), f);
-  } else if constexpr (requires { e.indices(); }) {
-    visit_nodes(e.arg(), f);
-    visit_nodes(e.indices(), f);
-  } else if constexpr (requires { e.arg(); }) {
-    visit_nodes(e.arg(), f);
+void visit_live_nodes(const X& e, F&& f) {
+  if constexpr (std::is_floating_point_v<value_type_t<X>>) {
+    f(e);
+    constexpr std::uint64_t bits = flow_bits<X>::value;
+    auto at = [&]<std::size_t K>(std::integral_constant<std::size_t, K>, const auto& operand) {
+      if constexpr (((bits >> K) & 1) != 0) visit_live_nodes(operand, f);
+    };
+    if constexpr (requires { e.args(); }) {
+      [&]<std::size_t... K>(std::index_sequence<K...>) {
+        (at(std::integral_constant<std::size_t, K>{}, std::get<K>(e.args())), ...);
+      }(std::make_index_sequence<std::tuple_size_v<std::remove_cvref_t<decltype(e.args())>>>{});
+    } else if constexpr (requires { e.lhs(); }) {
+      at(std::integral_constant<std::size_t, 0>{}, e.lhs());
+      at(std::integral_constant<std::size_t, 1>{}, e.rhs());
+    } else if constexpr (requires { e.indices(); }) {
+      at(std::integral_constant<std::size_t, 0>{}, e.arg());
+      at(std::integral_constant<std::size_t, 1>{}, e.indices());
+    } else if constexpr (requires { e.arg(); }) {
+      at(std::integral_constant<std::size_t, 0>{}, e.arg());
+    }
   }
 }
 
