@@ -149,13 +149,12 @@ template <class X, class Children = typename children_of<X>::type>
 struct flow_bits;
 template <class X, class... C>
 struct flow_bits<X, tlist<C...>> {
-  static constexpr std::uint64_t value = [] {
-    std::uint64_t bits = 0;
-    [&]<std::size_t... K>(std::index_sequence<K...>) {
-      ((bits |= (flows<X, K>::value && std::is_floating_point_v<value_type_t<C>> ? std::uint64_t{1} << K : 0)), ...);
-    }(std::index_sequence_for<C...>{});
-    return bits;
-  }();
+  template <std::size_t... K>
+  static constexpr std::uint64_t bits(std::index_sequence<K...>) {
+    return (std::uint64_t{0} | ... |
+            (flows<X, K>::value && std::is_floating_point_v<value_type_t<C>> ? std::uint64_t{1} << K : std::uint64_t{0}));
+  }
+  static constexpr std::uint64_t value = bits(std::index_sequence_for<C...>{});
 };
 
 template <class X, class Ws>
