@@ -71,12 +71,7 @@ struct may_be_closed<map_node<fn::plus, R, Casts, A, B>>
 template <class E1, bool L1, bool S1, class E2, bool L2, bool S2>
 auto add(part<E1, L1, S1> a, part<E2, L2, S2> b) {
   constexpr bool c1 = may_be_closed<E1>::value, c2 = may_be_closed<E2>::value;
-  // The sum built directly, not through operator+: argument-dependent lookup
-  // of an operator on these (large) types also weighs every operator+ of
-  // the namespaces of their leaves' template arguments (xt::, std::).
-  using C = promoted_t<E1, E2>;
-  return make_part<L1 || L2, (S1 && S2) || (S1 && c2) || (c1 && S2)>(
-      make_map_casts<fn::plus, C>(type_list<C, C>{}, std::move(a.e), std::move(b.e)));
+  return make_part<L1 || L2, (S1 && S2) || (S1 && c2) || (c1 && S2)>(std::move(a.e) + std::move(b.e));
 }
 
 /// The contribution as a value of exactly `node`'s shape.

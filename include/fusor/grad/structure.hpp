@@ -186,11 +186,12 @@ struct cuts_of<Cost, tlist<W...>, tlist<X...>> {
   }
   static constexpr std::array<std::size_t, n> ids{type_id<X>()...};
 
+  static constexpr std::array<std::size_t, n> sizes{tree_size<X>::value...};
+
   /// The positions an adjoint can reach: none below an operand the gradient
   /// does not flow into (flows<>), nor at a node that is not a float. Only
   /// these occurrences are cut points' sites (visit_live_nodes walks them).
   static constexpr std::array<bool, n> live_positions() {
-    constexpr std::array<std::size_t, n> sizes{tree_size<X>::value...};
     constexpr std::array<std::uint64_t, n> bits{flow_bits<X>::value...};
     constexpr std::array<bool, n> is_float{std::is_floating_point_v<value_type_t<X>>...};
     std::array<bool, n> live{};
@@ -204,14 +205,18 @@ struct cuts_of<Cost, tlist<W...>, tlist<X...>> {
     }
     return live;
   }
+  static constexpr std::array<bool, n> live = live_positions();
+
+  /// The number of reachable occurrences of the type whose first position is `id`.
+  static constexpr std::size_t live_occurrences(std::size_t id) {
+    std::size_t count = 0;
+    for (std::size_t j = 0; j < n; ++j) count += ids[j] == id && live[j];
+    return count;
+  }
   /// The number of occurrences of S an adjoint can reach.
   template <class S>
   static constexpr std::size_t live_count() {
-    constexpr std::array<bool, n> live = live_positions();
-    constexpr bool match[] = {std::is_same_v<S, X>..., false};
-    std::size_t count = 0;
-    for (std::size_t i = 0; i < n; ++i) count += match[i] && live[i];
-    return count;
+    return live_occurrences(type_id<S>());
   }
 
   /// Selected positions of the pre-order list, larger trees first; the count last.
@@ -219,8 +224,6 @@ struct cuts_of<Cost, tlist<W...>, tlist<X...>> {
     constexpr std::array<bool, n> worth{
         (heavy<X>::value && reaches_any<X, tlist<W...>>::value && !is_one_of<X, tlist<W...>>::value &&
          !is_ref_v<X>)...};
-    constexpr std::array<std::size_t, n> sizes{tree_size<X>::value...};
-    constexpr std::array<bool, n> live = live_positions();
     // The candidates: heavy types on a path to a target that occur more
     // than once; larger trees first (a type comes before those inside it).
     std::array<std::size_t, n + 1> out{};
@@ -228,9 +231,7 @@ struct cuts_of<Cost, tlist<W...>, tlist<X...>> {
     std::size_t m = 0;
     for (std::size_t i = 0; i < n; ++i) {
       if (ids[i] != i || !worth[i]) continue;  // a repeat, or nothing to share
-      std::size_t count = 0;
-      for (std::size_t j = 0; j < n; ++j) count += ids[j] == i && live[j];
-      if (count > 1) candidates[m++] = i;
+      if (live_occurrences(i) > 1) candidates[m++] = i;
     }
     for (std::size_t i = 1; i < m; ++i)  // stable insertion sort
       for (std::size_t j = i; j > 0 && sizes[candidates[j]] > sizes[candidates[j - 1]]; --j) {
