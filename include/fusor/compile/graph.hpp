@@ -492,23 +492,34 @@ class graph_builder {
   }
 
  private:
+  // What depends on the node's type (its description, its text, its
+  // kernels) is here; what does not (the key's lookup, the node's insertion)
+  // is in intern(), compiled once instead of once per node type.
   template <class X>
   int add_node(const X& e) {
     graph_node n;
     n.type = dtype_of<value_type_t<X>>;
     n.static_rank = X::rank;
-    std::vector<std::uint64_t> key{detail::head_key<X>(), static_cast<std::uint64_t>(dtype_of<value_type_t<X>>),
+    std::vector<std::uint64_t> key{detail::head_key<X>(), static_cast<std::uint64_t>(n.type),
                                    static_cast<std::uint64_t>(static_cast<std::int64_t>(X::rank))};
     describe(e, n, key);
     n.text = e.str();
-    for (int c = 0; c < n.arity; ++c) key.push_back(static_cast<std::uint64_t>(n.child[static_cast<std::size_t>(c)]));
-    if (auto found = index_.find(key); found != index_.end()) return found->second;
-    g_.nodes.push_back(std::move(n));
-    const int id = g_.size() - 1;
-    index_.emplace(std::move(key), id);
+    const int id = intern(n, key);
+    if (id < 0) return ~id;
     if constexpr (requires { typename X::operation; }) mark<kernel_role::reduce, X>(id);
     if constexpr (is_dot_v<X>) mark<kernel_role::dot, X>(id);
     if constexpr (is_checked_pow_v<X>) mark<kernel_role::check, X>(id);
+    return id;
+  }
+
+  /// Completes `key` with the node's children and adds `n` under it; returns
+  /// the new node, or ~node of the identical one already there.
+  int intern(graph_node& n, std::vector<std::uint64_t>& key) {
+    for (int c = 0; c < n.arity; ++c) key.push_back(static_cast<std::uint64_t>(n.child[static_cast<std::size_t>(c)]));
+    if (auto found = index_.find(key); found != index_.end()) return ~found->second;
+    g_.nodes.push_back(std::move(n));
+    const int id = g_.size() - 1;
+    index_.emplace(std::move(key), id);
     return id;
   }
 

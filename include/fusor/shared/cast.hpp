@@ -64,23 +64,50 @@ std::string who_text(const Who& who) {
 }
 }  // namespace detail
 
+namespace detail {
+/// A reference to whoever a message is about (a string or a callable, as
+/// who_text takes), without its type: the refusals below are compiled once
+/// per unit, not once per caller.
+class who_ref {
+ public:
+  template <class Who>
+  explicit who_ref(const Who& who) noexcept
+      : who_(&who), text_([](const void* w) { return who_text(*static_cast<const Who*>(w)); }) {}
+  std::string operator()() const { return text_(who_); }
+
+ private:
+  const void* who_;
+  std::string (*text_)(const void*);
+};
+
+/// The refusals of check_cast. `value` and `converted`: the texts of a
+/// scalar source and of what it would become, when the value was the reason.
+[[noreturn]] inline void refuse_cast(const who_ref& who, dtype to, dtype from, bool strict, const std::string& value,
+                                     const std::string& converted) {
+  if (strict)
+    throw dtype_error(who() + " is strict: expected a value of dtype " + std::string(name(to)) + ", received " +
+                      std::string(name(from)));
+  if (!value.empty())
+    throw dtype_error(who() + " (dtype " + std::string(name(to)) + ") cannot store accurately the value " + value +
+                      ": it would be represented as " + converted + ". Convert the value explicitly, or create the "
+                      "variable with allow_downcast = true");
+  throw dtype_error(who() + " (dtype " + std::string(name(to)) + ") cannot store a value of dtype " +
+                    std::string(name(from)) + " without risking loss of precision. Convert it explicitly (e.g. "
+                    "xt::cast<" + std::string(cpp_name(to)) + ">), or create the variable with allow_downcast = true");
+}
+}  // namespace detail
+
 /// Checks that `n` elements of type Src may be stored as Dst under `policy`,
 /// throwing fusor::dtype_error naming `who` otherwise. A `scalar_source` (a
 /// C++ arithmetic value, Theano's Python scalar) may also be stored when the
 /// conversion is exact for its value (R28.6c: 8.0 -> int64 is fine, 8.23 is not).
 /// `who` is a string or a callable returning one, called only on a refusal.
 template <element Dst, element Src, class Who>
-void check_cast(const Who& who_, const Src* src, std::size_t n, bool scalar_source, cast_policy policy) {
+void check_cast(const Who& who, const Src* src, std::size_t n, bool scalar_source, cast_policy policy) {
   constexpr dtype to = dtype_of<Dst>, from = dtype_of<Src>;
-  if constexpr (to == from) {
-    return;
-  } else {
-    auto who = [&] { return detail::who_text(who_); };
-    if (policy.strict)
-      throw dtype_error(who() + " is strict: expected a value of dtype " + std::string(name(to)) + ", received " +
-                        std::string(name(from)));
-    if (policy.allow_downcast || can_cast_safely(from, to)) return;
-    if (scalar_source && n == 1) {
+  if constexpr (to != from) {
+    if (!policy.strict && (policy.allow_downcast || can_cast_safely(from, to))) return;
+    if (!policy.strict && scalar_source && n == 1) {
       // Exact when the value survives the round trip. Both directions go
       // through convert_element: a raw cast back would be undefined for a value
       // the target rounded out of the source's range (INT_MAX -> 2^31f -> int).
@@ -88,14 +115,10 @@ void check_cast(const Who& who_, const Src* src, std::size_t n, bool scalar_sour
       if (convert_element<Src>(converted) == src[0]) return;
       if constexpr (std::is_floating_point_v<Src> && std::is_floating_point_v<Dst>)
         if (src[0] != src[0]) return;  // NaN is NaN in every float type
-      throw dtype_error(who() + " (dtype " + std::string(name(to)) + ") cannot store accurately the value " +
-                        detail::value_text(src[0]) + ": it would be represented as " +
-                        detail::value_text(converted) + ". Convert the value explicitly, or create the variable "
-                        "with allow_downcast = true");
+      detail::refuse_cast(detail::who_ref(who), to, from, false, detail::value_text(src[0]),
+                          detail::value_text(converted));
     }
-    throw dtype_error(who() + " (dtype " + std::string(name(to)) + ") cannot store a value of dtype " +
-                      std::string(name(from)) + " without risking loss of precision. Convert it explicitly (e.g. "
-                      "xt::cast<" + std::string(cpp_name(to)) + ">), or create the variable with allow_downcast = true");
+    detail::refuse_cast(detail::who_ref(who), to, from, policy.strict, {}, {});
   }
 }
 

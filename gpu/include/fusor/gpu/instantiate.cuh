@@ -29,13 +29,13 @@ struct register_launchers {
   template <class X>
   static void group() {
     register_entries::group<X>();
-    using K = group_kernel<X>;
+    using K = group_kernel_of<X>;
     register_launcher<typename K::tag>(&launch_group<value_type_t<X>, typename K::Ev>);
   }
   template <class X>
   static void reduce() {
     register_entries::reduce<X>();
-    using K = reduce_kernel<X>;
+    using K = reduce_kernel_of<X>;
     register_launcher<typename K::tag>(&launch_reduce<typename K::op, typename K::Acc, typename K::Ev>);
   }
   template <class X>
@@ -55,7 +55,7 @@ struct register_launchers {
   template <class... Xs>
   static void multi() {
     register_entries::multi<Xs...>();
-    using K = gpu::multi_kernel<Xs...>;
+    using K = gpu::multi_kernel<group_kernel_of<Xs>...>;
     register_launcher<typename K::tag>(&launch_multi<typename K::Evs, value_type_t<Xs>...>);
   }
 };

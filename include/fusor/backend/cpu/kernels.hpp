@@ -91,74 +91,63 @@ struct evaluator_of<ref_node<X>> : evaluator_of<X> {};
 template <class X>
 using evaluator_t = typename evaluator_of<X>::type;
 
-/// Fills the evaluator of node `node` (of C++ type X) for a plan, in place:
-/// each level writes its own fields and recurses into its children's, so a
-/// deep expression is never copied level by level (which made the builder the
-/// largest code in an object file).
+/// Fills the evaluator of node `node` for a plan, in place: each level writes
+/// its own fields and recurses into its children's, so a deep expression is
+/// never copied level by level. It walks the graph's nodes beside the
+/// evaluator's structure, so it depends on the evaluator type alone, not on
+/// the node types it came from (the graph already made references
+/// transparent): fused groups that compute the same thing over different
+/// variables share one kernel.
 struct evaluator_builder {
   const graph& g;
   const plan& p;
 
   int child(int node, int k) const { return g[node].child[static_cast<std::size_t>(k)]; }
 
-  template <class X, class E>
-    requires(!is_ref_v<X>)
-  void fill(std::type_identity<X>, leaf<E>& l, int node) const {
+  /// An array read from its slot: an input, a shared variable, a
+  /// materialised operand, a view.
+  template <class E>
+  void fill(leaf<E>& l, int node) const {
     const node_value& v = p.values[static_cast<std::size_t>(node)];
     l.slot = v.slot;
     l.offset = v.offset;
     l.view_shape = v.shape;
     l.view_strides = v.strides;
   }
-  template <class X>
-    requires(!is_ref_v<X>)
-  void fill(std::type_identity<X>, index_leaf& l, int node) const {
+  void fill(index_leaf& l, int node) const {
     l.view_shape = p.shapes[static_cast<std::size_t>(node)];
     l.view_strides = c_strides(l.view_shape);
   }
-  template <element E>
-  void fill(std::type_identity<constant<E>>, scalar_leaf<E>& l, int node) const {
-    std::memcpy(&l.value, &g.constants[static_cast<std::size_t>(g[node].leaf)].bits, sizeof(E));
+  /// A constant, a size ratio (a mean's 1/n), or zeros.
+  template <class E>
+  void fill(scalar_leaf<E>& l, int node) const {
+    const graph_node& n = g[node];
+    if (n.kind == node_kind::constant)
+      std::memcpy(&l.value, &g.constants[static_cast<std::size_t>(n.leaf)].bits, sizeof(E));
+    else if (n.kind == node_kind::size_ratio)
+      l.value = fusor::detail::size_ratio_value<E>(n, p.shapes);
+    else
+      l.value = E(0);
   }
-  template <element T, class N, class D>
-  void fill(std::type_identity<size_ratio_node<T, N, D>>, scalar_leaf<T>& l, int node) const {
-    l.value = fusor::detail::size_ratio_value<T>(g[node], p.shapes);
-  }
-  template <class X, class Ev>
-  void fill(std::type_identity<ref_node<X>>, Ev& ev, int node) const {
-    fill(std::type_identity<X>{}, ev, node);  // a reference is its target's node
-  }
-  template <element T, class L>
-  void fill(std::type_identity<zeros_of_node<T, L>>, scalar_leaf<T>& l, int) const {
-    l.value = T(0);
-  }
-  template <class C, class Ev>
-  void fill(std::type_identity<gate_node<C>>, Ev& ev, int node) const {
+  template <class C>
+  void fill(gate_eval<C>& ev, int node) const {
     ev.open = g[node].arity == 1;
-    if (ev.open) fill(std::type_identity<C>{}, ev.child, child(node, 0));
+    if (ev.open) fill(ev.child, child(node, 0));
   }
-  template <class F, class R, class... C, class... A, class Ev>
-  void fill(std::type_identity<map_node<F, R, type_list<C...>, A...>>, Ev& ev, int node) const {
-    fill_children<A...>(ev.children, node, std::index_sequence_for<A...>{});
+  template <class F, class R, class Casts, class... C>
+  void fill(map_eval<F, R, Casts, C...>& ev, int node) const {
+    fill_children(ev.children, node, std::index_sequence_for<C...>{});
     ev.out_shape = p.shapes[static_cast<std::size_t>(node)];
   }
-  template <element T, class A, class Ev>
-  void fill(std::type_identity<cast_node<T, A>>, Ev& ev, int node) const {
-    fill(std::type_identity<A>{}, ev.child, child(node, 0));
-  }
-
-  /// The evaluator of node `node` of type X.
-  template <class X>
-  evaluator_t<X> build(int node) const {
-    evaluator_t<X> ev{};
-    fill(std::type_identity<X>{}, ev, node);
-    return ev;
+  template <class T, class C>
+  void fill(cast_eval<T, C>& ev, int node) const {
+    fill(ev.child, child(node, 0));
   }
 
  private:
-  template <class... A, class Tuple, std::size_t... K>
+  template <class Tuple, std::size_t... K>
   void fill_children(Tuple& t, int node, std::index_sequence<K...>) const {
-    (fill(std::type_identity<A>{}, std::get<K>(t), child(node, static_cast<int>(K))), ...);
+    (fill(std::get<K>(t), child(node, static_cast<int>(K))), ...);
   }
 };
 
@@ -175,13 +164,14 @@ inline void bind(Ev& ev, void* const* slots) noexcept {
 
 // ---------------------------------------------------------------- group (fused elementwise)
 
-/// A fused group rooted at a node of type X, written into the step's
+/// A fused group computing Ev into elements of E, written into the step's
 /// destination: an output, an update (in place or into its spare), a
-/// materialised operand.
-template <class X>
+/// materialised operand. Keyed by what it computes (the evaluator), not by
+/// the node type it was built from.
+template <class E, class Ev>
 struct group_kernel {
-  using Ev = evaluator_t<X>;
-  using E = value_type_t<X>;
+  using value_type = E;
+  using evaluator = Ev;
 
   struct step final : prepared_step {
     Ev ev;
@@ -196,7 +186,7 @@ struct group_kernel {
 
   static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s) {
     auto st = std::make_unique<step>();
-    evaluator_builder{g, p}.fill(std::type_identity<X>{}, st->ev, s.node);
+    evaluator_builder{g, p}.fill(st->ev, s.node);
     st->dest = s.dest;
     // An update of a view writes its region of dest, through its strides.
     const bool region = s.region.slot >= 0;
@@ -216,21 +206,24 @@ struct group_kernel {
   }
   static constexpr kernel_entry entry{&prepare};
 };
+/// The group kernel of a node of type X.
+template <class X>
+using group_kernel_of = group_kernel<value_type_t<X>, evaluator_t<X>>;
 
-/// Several outputs of one shape in one pass (W6), rooted at nodes of types Xs.
-template <class... Xs>
+/// Several outputs of one shape in one pass (W6): Gs are their group kernels.
+template <class... Gs>
 struct multi_kernel {
   struct step final : prepared_step {
-    std::tuple<evaluator_t<Xs>...> evs;
-    std::array<int, sizeof...(Xs)> dests{};
-    multi_loop<evaluator_t<Xs>...> loop;
+    std::tuple<typename Gs::evaluator...> evs;
+    std::array<int, sizeof...(Gs)> dests{};
+    multi_loop<typename Gs::evaluator...> loop;
     void run(void* const* slots) override {
       fusor::detail::apply([&](auto&... ev) { (bind(ev, slots), ...); }, evs);
-      run_all(slots, std::index_sequence_for<Xs...>{});
+      run_all(slots, std::index_sequence_for<Gs...>{});
     }
     template <std::size_t... K>
     void run_all(void* const* slots, std::index_sequence<K...>) {
-      loop.run(std::tuple<value_type_t<Xs>*...>{static_cast<value_type_t<Xs>*>(slots[dests[K]])...},
+      loop.run(std::tuple<typename Gs::value_type*...>{static_cast<typename Gs::value_type*>(slots[dests[K]])...},
                std::get<K>(evs)...);
     }
   };
@@ -238,7 +231,7 @@ struct multi_kernel {
   static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s) {
     auto st = std::make_unique<step>();
     const evaluator_builder b{g, p};
-    prepare_each(*st, b, s, std::index_sequence_for<Xs...>{});
+    prepare_each(*st, b, s, std::index_sequence_for<Gs...>{});
     const dims& shape = p.shapes[static_cast<std::size_t>(s.group[0][0])];
     fusor::detail::apply([&](auto&... ev) { (ev.broadcast_to(shape), ...); }, st->evs);
     fusor::detail::apply([&](auto&... ev) { st->loop.prepare(shape, ev...); }, st->evs);
@@ -246,20 +239,16 @@ struct multi_kernel {
   }
   template <std::size_t... K>
   static void prepare_each(step& st, const evaluator_builder& b, const step_info& s, std::index_sequence<K...>) {
-    ((b.fill(std::type_identity<Xs>{}, std::get<K>(st.evs), s.group[K][0]), st.dests[K] = s.group[K][1]), ...);
+    ((b.fill(std::get<K>(st.evs), s.group[K][0]), st.dests[K] = s.group[K][1]), ...);
   }
   static constexpr kernel_entry entry{&prepare};
 };
 
 // ---------------------------------------------------------------- reductions
 
-template <class X>
-struct reduce_kernel;
-
-template <class Op, class A, int Rank>
-struct reduce_kernel<reduce_node<Op, A, Rank>> {
-  using Ev = evaluator_t<A>;
-  using R = typename reduce_node<Op, A, Rank>::value_type;
+/// A reduction by Op of Ev into elements of R.
+template <class Op, class R, class Ev>
+struct reduce_kernel {
   static constexpr bool is_arg = std::is_same_v<Op, red::argmax> || std::is_same_v<Op, red::argmin>;
   static constexpr bool is_nanmean = std::is_same_v<Op, red::nanmean>;
   using loop_t = std::conditional_t<is_nanmean, nanmean_loop<R, Ev>, reduce_loop<Op, R, Ev>>;
@@ -291,7 +280,7 @@ struct reduce_kernel<reduce_node<Op, A, Rank>> {
   static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s) {
     auto st = std::make_unique<step>();
     const graph_node& n = g[s.node];
-    evaluator_builder{g, p}.fill(std::type_identity<A>{}, st->ev, n.child[0]);
+    evaluator_builder{g, p}.fill(st->ev, n.child[0]);
     st->dest = s.dest;
     st->scratch = s.scratch;
     st->what = n.text;
@@ -308,16 +297,25 @@ struct reduce_kernel<reduce_node<Op, A, Rank>> {
   static constexpr kernel_entry entry{&prepare};
 };
 
-/// A gradient's sum_to is the sum of its operand over the axes the plan's
-/// shapes name (compile/shapes.hpp, reduction_of).
+/// The reduction kernel of a reduce node type. A gradient's sum_to is the sum
+/// of its operand over the axes the plan's shapes name (compile/shapes.hpp,
+/// reduction_of).
+template <class X>
+struct reduce_kernel_of_node;
+template <class Op, class A, int Rank>
+struct reduce_kernel_of_node<reduce_node<Op, A, Rank>> {
+  using type = reduce_kernel<Op, typename reduce_node<Op, A, Rank>::value_type, evaluator_t<A>>;
+};
 template <class G, class L>
-struct reduce_kernel<sum_to_node<G, L>> : reduce_kernel<reduce_node<red::sum, G, L::rank>> {};
+struct reduce_kernel_of_node<sum_to_node<G, L>> : reduce_kernel_of_node<reduce_node<red::sum, G, L::rank>> {};
+template <class X>
+using reduce_kernel_of = typename reduce_kernel_of_node<X>::type;
 
 // ---------------------------------------------------------------- dot
 
-template <class X>
+/// A matrix product of elements of V (BLAS).
+template <class V>
 struct dot_kernel {
-  using V = value_type_t<X>;
 
   struct step final : prepared_step {
     int a = -1, b = -1, dest = -1;
@@ -356,15 +354,11 @@ struct dot_kernel {
 
 // ---------------------------------------------------------------- exponent checks
 
-/// For an integer pow node of type X: refuses a negative exponent (NumPy:
-/// "integers to negative integer powers are not allowed"), by a min reduction
-/// fused with the exponent's expression; a constant is just read.
-template <class X>
-struct check_kernel;
-
-template <class F, class R, class Casts, class Base, class Exponent>
-struct check_kernel<map_node<F, R, Casts, Base, Exponent>> {
-  using Ev = evaluator_t<Exponent>;
+/// For an integer pow node: refuses a negative exponent (NumPy: "integers to
+/// negative integer powers are not allowed"), by a min reduction fused with
+/// the exponent's expression, of evaluator Ev; a constant is just read.
+template <class Ev>
+struct check_kernel {
   using T = typename Ev::value_type;
 
   struct step final : prepared_step {
@@ -391,7 +385,7 @@ struct check_kernel<map_node<F, R, Casts, Base, Exponent>> {
     auto st = std::make_unique<step>();
     const graph_node& n = g[s.node];
     st->what = n.text;
-    evaluator_builder{g, p}.fill(std::type_identity<Exponent>{}, st->ev, n.child[1]);
+    evaluator_builder{g, p}.fill(st->ev, n.child[1]);
     if constexpr (!is_scalar_leaf_v<Ev>) {
       const dims& in = p.shapes[static_cast<std::size_t>(n.child[1])];
       dims one;
@@ -402,6 +396,15 @@ struct check_kernel<map_node<F, R, Casts, Base, Exponent>> {
   }
   static constexpr kernel_entry entry{&prepare};
 };
+/// The check kernel of an integer pow node type X (its second operand is the exponent).
+template <class X>
+struct check_kernel_of_node;
+template <class F, class R, class Casts, class Base, class Exponent>
+struct check_kernel_of_node<map_node<F, R, Casts, Base, Exponent>> {
+  using type = check_kernel<evaluator_t<Exponent>>;
+};
+template <class X>
+using check_kernel_of = typename check_kernel_of_node<X>::type;
 
 // ---------------------------------------------------------------- argument conversion
 

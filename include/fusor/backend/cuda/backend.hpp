@@ -23,10 +23,10 @@ struct backend {
   /// The kernel node type X compiles to for role R.
   template <kernel_role R, class X>
   static const void* kernel() {
-    if constexpr (R == kernel_role::group) return &group_kernel<X>::entry;
-    else if constexpr (R == kernel_role::reduce) return &reduce_kernel<X>::entry;
-    else if constexpr (R == kernel_role::dot) return &dot_kernel<X>::entry;
-    else return &check_kernel<X>::entry;
+    if constexpr (R == kernel_role::group) return &group_kernel_of<X>::entry;
+    else if constexpr (R == kernel_role::reduce) return &reduce_kernel_of<X>::entry;
+    else if constexpr (R == kernel_role::dot) return &dot_kernel<value_type_t<X>>::entry;
+    else return &check_kernel_of<X>::entry;
   }
   template <element T>
   static const void* convert_kernel() {
@@ -34,7 +34,7 @@ struct backend {
   }
   template <class... Xs>
   static const void* multi_kernel() {
-    return &gpu::multi_kernel<Xs...>::entry;
+    return &gpu::multi_kernel<group_kernel_of<Xs>...>::entry;
   }
 
   /// The steps of one plan, prepared for its device.

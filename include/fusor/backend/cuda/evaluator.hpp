@@ -288,17 +288,19 @@ struct leaf_view {
   std::array<index_t, max_rank> strides{};
 };
 
-/// Fills the device evaluator of node `node` (of C++ type X) for a plan: each
-/// leaf's slot and its strides against `out` (right-aligned broadcasting:
-/// missing or length-1 axes get stride 0), in leaf order into `views`.
+/// Fills the device evaluator of node `node` for a plan: each leaf's slot and
+/// its strides against `out` (right-aligned broadcasting: missing or
+/// length-1 axes get stride 0), in leaf order into `views`. It walks the
+/// graph's nodes beside the evaluator's structure, so it depends on the
+/// evaluator type alone: fused groups that compute the same thing over
+/// different variables share one kernel.
 struct evaluator_builder {
   const graph& g;
   const plan& p;
   const dims& out;
 
-  template <class X, class E>
-    requires(!is_ref_v<X>)
-  void fill(std::type_identity<X>, leaf<E>& l, int node) const {
+  template <class E>
+  void fill(leaf<E>& l, int node) const {
     const node_value& v = p.values[static_cast<std::size_t>(node)];
     l.data = nullptr;
     l.slot = v.slot;
@@ -311,9 +313,7 @@ struct evaluator_builder {
         l.strides[d] = v.shape[ld] == 1 ? 0 : v.strides[ld];
       }
   }
-  template <class X>
-    requires(!is_ref_v<X>)
-  void fill(std::type_identity<X>, index& l, int node) const {
+  void fill(index& l, int node) const {
     const dims& shape = p.shapes[static_cast<std::size_t>(node)];
     const auto own = c_strides(shape);
     l.data = nullptr;
@@ -327,27 +327,22 @@ struct evaluator_builder {
         l.strides[d] = shape[ld] == 1 ? 0 : own[ld];
       }
   }
-  template <element E>
-  void fill(std::type_identity<constant<E>>, scalar<E>& l, int node) const {
-    std::memcpy(&l.value, &g.constants[static_cast<std::size_t>(g[node].leaf)].bits, sizeof(E));
+  /// A constant, a size ratio (a mean's 1/n), or zeros.
+  template <class E>
+  void fill(scalar<E>& l, int node) const {
+    const graph_node& n = g[node];
+    if (n.kind == node_kind::constant)
+      std::memcpy(&l.value, &g.constants[static_cast<std::size_t>(n.leaf)].bits, sizeof(E));
+    else if (n.kind == node_kind::size_ratio)
+      l.value = fusor::detail::size_ratio_value<E>(n, p.shapes);
+    else
+      l.value = E(0);
   }
-  template <element T, class N, class D>
-  void fill(std::type_identity<size_ratio_node<T, N, D>>, scalar<T>& l, int node) const {
-    l.value = fusor::detail::size_ratio_value<T>(g[node], p.shapes);
-  }
-  template <class X, class Ev>
-  void fill(std::type_identity<ref_node<X>>, Ev& ev, int node) const {
-    fill(std::type_identity<X>{}, ev, node);  // a reference is its target's node
-  }
-  template <element T, class L>
-  void fill(std::type_identity<zeros_of_node<T, L>>, scalar<T>& l, int) const {
-    l.value = T(0);
-  }
-  template <class C, class Ev>
-  void fill(std::type_identity<gate_node<C>>, Ev& ev, int node) const {
+  template <class C>
+  void fill(gate<C>& ev, int node) const {
     ev.open = g[node].arity == 1;
     if (ev.open) {
-      fill(std::type_identity<C>{}, ev.child, g[node].child[0]);
+      fill(ev.child, g[node].child[0]);
     } else {
       ev.child = {};
       for_each_leaf(ev.child, [](auto& l) {
@@ -358,15 +353,15 @@ struct evaluator_builder {
       });
     }
   }
-  template <class F, class R, class... C, class... A, class Ev>
-  void fill(std::type_identity<map_node<F, R, type_list<C...>, A...>>, Ev& ev, int node) const {
+  template <class F, class R, class Casts, class... C>
+  void fill(map<F, R, Casts, C...>& ev, int node) const {
     [&]<std::size_t... K>(std::index_sequence<K...>) {
-      (fill(std::type_identity<A>{}, get<K>(ev.children), g[node].child[K]), ...);
-    }(std::index_sequence_for<A...>{});
+      (fill(get<K>(ev.children), g[node].child[K]), ...);
+    }(std::index_sequence_for<C...>{});
   }
-  template <element T, class A, class Ev>
-  void fill(std::type_identity<cast_node<T, A>>, Ev& ev, int node) const {
-    fill(std::type_identity<A>{}, ev.child, g[node].child[0]);
+  template <class T, class C>
+  void fill(cast<T, C>& ev, int node) const {
+    fill(ev.child, g[node].child[0]);
   }
 };
 

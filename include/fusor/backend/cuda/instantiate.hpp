@@ -183,25 +183,25 @@ struct register_entries {
   template <class X>
   static void group() {
     kernel_registry::instance().add(static_cast<std::size_t>(kernel_role::group), kernel_key<X>(),
-                                    &group_kernel<X>::entry);
+                                    &group_kernel_of<X>::entry);
   }
   template <class X>
   static void reduce() {
     kernel_registry::instance().add(static_cast<std::size_t>(kernel_role::reduce), kernel_key<X>(),
-                                    &reduce_kernel<X>::entry);
+                                    &reduce_kernel_of<X>::entry);
   }
   template <class X>
   static void dot() {
-    kernel_registry::instance().add(static_cast<std::size_t>(kernel_role::dot), kernel_key<X>(), &dot_kernel<X>::entry);
+    kernel_registry::instance().add(static_cast<std::size_t>(kernel_role::dot), kernel_key<X>(), &dot_kernel<value_type_t<X>>::entry);
   }
   template <class X>
   static void check() {
     kernel_registry::instance().add(static_cast<std::size_t>(kernel_role::check), kernel_key<X>(),
-                                    &check_kernel<X>::entry);
+                                    &check_kernel_of<X>::entry);
   }
   template <class... Xs>
   static void multi() {
-    kernel_registry::instance().add(multi_role, kernel_key<std::tuple<Xs...>>(), &multi_kernel<Xs...>::entry);
+    kernel_registry::instance().add(multi_role, kernel_key<std::tuple<Xs...>>(), &multi_kernel<group_kernel_of<Xs>...>::entry);
   }
 };
 

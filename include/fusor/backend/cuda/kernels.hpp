@@ -123,10 +123,12 @@ inline void split(red_space& s, buffer& partials, const context& ctx, std::size_
 
 // ---------------------------------------------------------------- group (fused elementwise)
 
-template <class X>
+/// A fused group computing Ev into elements of E: keyed by what it computes,
+/// not by the node type it was built from.
+template <class E, class Ev_>
 struct group_kernel {
-  using Ev = evaluator_t<X>;
-  using E = value_type_t<X>;
+  using Ev = Ev_;
+  using value_type = E;
   using tag = group_tag<E, Ev>;
   static_assert(detail::kernel_parameter<Ev>());
 
@@ -152,7 +154,7 @@ struct group_kernel {
     // An update of a view writes its region of dest, through its strides.
     const bool region = s.region.slot >= 0;
     const dims& shape = region ? s.region.shape : p.shapes[static_cast<std::size_t>(s.node)];
-    evaluator_builder{g, p, shape}.fill(std::type_identity<X>{}, st->ev, s.node);
+    evaluator_builder{g, p, shape}.fill(st->ev, s.node);
     st->space = collapse_group(shape, region ? &s.region.strides : nullptr, st->ev);
     st->dest_offset = region ? s.region.offset : 0;
     st->dest = s.dest;
@@ -163,29 +165,33 @@ struct group_kernel {
   static constexpr kernel_entry entry{&prepare, &missing};
 };
 
-/// Several outputs of one shape in one pass (W6 on a device), rooted at nodes
-/// of types Xs.
-template <class... Xs>
+/// The group kernel of a node of type X.
+template <class X>
+using group_kernel_of = group_kernel<value_type_t<X>, evaluator_t<X>>;
+
+/// Several outputs of one shape in one pass (W6 on a device): Gs are their
+/// group kernels.
+template <class... Gs>
 struct multi_kernel {
-  using Evs = tuple<evaluator_t<Xs>...>;
-  using tag = multi_tag<Evs, value_type_t<Xs>...>;
+  using Evs = tuple<typename Gs::Ev...>;
+  using tag = multi_tag<Evs, typename Gs::value_type...>;
   static_assert(detail::kernel_parameter<Evs>());
 
   struct step final : prepared_step {
     Evs evs{};
     ew_space space;
-    int dests[sizeof...(Xs)]{};
-    void* out[sizeof...(Xs)]{};  ///< this call's destinations (a member: a recorded launch points at it)
+    int dests[sizeof...(Gs)]{};
+    void* out[sizeof...(Gs)]{};  ///< this call's destinations (a member: a recorded launch points at it)
     multi_launcher launcher = nullptr;
     void bind_only(void* const* slots) override {
-      for (std::size_t k = 0; k < sizeof...(Xs); ++k) out[k] = slots[dests[k]];
+      for (std::size_t k = 0; k < sizeof...(Gs); ++k) out[k] = slots[dests[k]];
       [&]<std::size_t... K>(std::index_sequence<K...>) { (bind(get<K>(evs), slots), ...); }(
-          std::index_sequence_for<Xs...>{});
+          std::index_sequence_for<Gs...>{});
     }
     void run(void* const* slots, const context& ctx) override {
       if (space.n == 0) return;
       bind_only(slots);
-      detail::launch<multi_launcher>(ctx, launcher, &emulated_multi<Evs, value_type_t<Xs>...>,
+      detail::launch<multi_launcher>(ctx, launcher, &emulated_multi<Evs, typename Gs::value_type...>,
                                      static_cast<const void*>(&evs), static_cast<void* const*>(out),
                                      static_cast<const ew_space*>(&space));
     }
@@ -196,11 +202,11 @@ struct multi_kernel {
     auto st = std::make_unique<step>();
     const dims& shape = p.shapes[static_cast<std::size_t>(s.group[0][0])];
     [&]<std::size_t... K>(std::index_sequence<K...>) {
-      (evaluator_builder{g, p, shape}.fill(std::type_identity<Xs>{}, get<K>(st->evs), s.group[K][0]), ...);
+      (evaluator_builder{g, p, shape}.fill(get<K>(st->evs), s.group[K][0]), ...);
       ((st->dests[K] = s.group[K][1]), ...);
       st->space = collapse_group(shape, nullptr, get<K>(st->evs)...);
-    }(std::index_sequence_for<Xs...>{});
-    st->launcher = detail::require_launcher<tag>(ctx, &emulated_multi<Evs, value_type_t<Xs>...>, "'" + s.label + "'");
+    }(std::index_sequence_for<Gs...>{});
+    st->launcher = detail::require_launcher<tag>(ctx, &emulated_multi<Evs, typename Gs::value_type...>, "'" + s.label + "'");
     return st;
   }
   static const char* missing() { return find_launcher<tag, multi_launcher>() ? nullptr : launcher_key<tag>(); }
@@ -209,14 +215,11 @@ struct multi_kernel {
 
 // ---------------------------------------------------------------- reductions
 
-template <class X>
-struct reduce_kernel;
-
-template <class Op, class A, int Rank>
-struct reduce_kernel<reduce_node<Op, A, Rank>> {
+/// A reduction by Op of Ev into elements of R.
+template <class Op, class R, class Ev_>
+struct reduce_kernel {
   using op = Op;
-  using Ev = evaluator_t<A>;
-  using R = typename reduce_node<Op, A, Rank>::value_type;
+  using Ev = Ev_;
   static constexpr bool is_arg = std::is_same_v<Op, red::argmax> || std::is_same_v<Op, red::argmin>;
   // The accumulator's type: arg reductions compare operand values.
   using Acc = std::conditional_t<is_arg, typename Ev::value_type, R>;
@@ -268,7 +271,7 @@ struct reduce_kernel<reduce_node<Op, A, Rank>> {
       // One axis, or all of them (the flat position).
       if (n.naxes == 0) mask = (st->in.rank() >= 32 ? ~0u : (1u << st->in.rank()) - 1u);
     }
-    evaluator_builder{g, p, st->in}.fill(std::type_identity<A>{}, st->ev, n.child[0]);
+    evaluator_builder{g, p, st->in}.fill(st->ev, n.child[0]);
     st->space = layout_reduction(st->in, mask, st->ev, is_arg);
     if (st->in.rank() == 0) {  // a scalar operand: one element, nothing to reduce
       st->space.rank = 0;
@@ -294,16 +297,25 @@ struct reduce_kernel<reduce_node<Op, A, Rank>> {
   static constexpr kernel_entry entry{&prepare, &missing};
 };
 
-/// A gradient's sum_to is the sum of its operand over the axes the plan's
-/// shapes name (compile/shapes.hpp, reduction_of).
+/// The reduction kernel of a reduce node type. A gradient's sum_to is the sum
+/// of its operand over the axes the plan's shapes name (compile/shapes.hpp,
+/// reduction_of).
+template <class X>
+struct reduce_kernel_of_node;
+template <class Op, class A, int Rank>
+struct reduce_kernel_of_node<reduce_node<Op, A, Rank>> {
+  using type = reduce_kernel<Op, typename reduce_node<Op, A, Rank>::value_type, evaluator_t<A>>;
+};
 template <class G, class L>
-struct reduce_kernel<sum_to_node<G, L>> : reduce_kernel<reduce_node<red::sum, G, L::rank>> {};
+struct reduce_kernel_of_node<sum_to_node<G, L>> : reduce_kernel_of_node<reduce_node<red::sum, G, L::rank>> {};
+template <class X>
+using reduce_kernel_of = typename reduce_kernel_of_node<X>::type;
 
 // ---------------------------------------------------------------- dot
 
-template <class X>
+/// A matrix product of elements of V (the runtime's BLAS).
+template <class V>
 struct dot_kernel {
-  using V = value_type_t<X>;
 
   struct step final : prepared_step {
     int a = -1, b = -1, dest = -1;
@@ -344,12 +356,9 @@ struct dot_kernel {
 
 /// An integer pow's exponent, reduced to its minimum on the device and read
 /// back: a negative one is refused before any step writes (NumPy refuses it).
-template <class X>
-struct check_kernel;
-
-template <class F, class R, class Casts, class Base, class Exponent>
-struct check_kernel<map_node<F, R, Casts, Base, Exponent>> {
-  using Ev = evaluator_t<Exponent>;
+template <class Ev_>
+struct check_kernel {
+  using Ev = Ev_;
   using T = typename Ev::value_type;
   using tag = reduce_tag<red::min, T, Ev>;
 
@@ -386,7 +395,7 @@ struct check_kernel<map_node<F, R, Casts, Base, Exponent>> {
     const graph_node& n = g[s.node];
     st->what = n.text;
     const dims& in = p.shapes[static_cast<std::size_t>(n.child[1])];
-    evaluator_builder{g, p, in}.fill(std::type_identity<Exponent>{}, st->ev, n.child[1]);
+    evaluator_builder{g, p, in}.fill(st->ev, n.child[1]);
     if constexpr (!std::is_same_v<Ev, scalar<T>>) {
       const std::uint32_t all = in.rank() >= 32 ? ~0u : (1u << in.rank()) - 1u;
       st->space = layout_reduction(in, all, st->ev, false);
@@ -407,6 +416,15 @@ struct check_kernel<map_node<F, R, Casts, Base, Exponent>> {
   }
   static constexpr kernel_entry entry{&prepare, &missing};
 };
+/// The check kernel of an integer pow node type X (its second operand is the exponent).
+template <class X>
+struct check_kernel_of_node;
+template <class F, class R, class Casts, class Base, class Exponent>
+struct check_kernel_of_node<map_node<F, R, Casts, Base, Exponent>> {
+  using type = check_kernel<evaluator_t<Exponent>>;
+};
+template <class X>
+using check_kernel_of = typename check_kernel_of_node<X>::type;
 
 // ---------------------------------------------------------------- arguments
 
