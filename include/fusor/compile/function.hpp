@@ -202,8 +202,9 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
     facts_.backend = host_accessible(facts_.space) ? backend_id::host : backend_id::device;
     detail::target(prog_, facts_.space, "fusor::function");
     detail::for_each_index<n_out>([&](auto k) {
+      const fusor::graph& g = prog_.graph();
       std::get<k>(out_slots_).stamp->what =
-          "borrowed output " + std::to_string(k) + " (" + std::get<k>(outs_).expression.str() + ")";
+          "borrowed output " + std::to_string(k) + " (" + g[g.outputs[k].node].text + ")";
     });
     facts_.inputs.resize(n_in);
     if (const char* env = std::getenv("FUSOR_PROFILE"); env && *env && *env != '0') profiling_ = true;
@@ -400,13 +401,23 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
       const std::vector<bool> want = var.broadcastable();
       const std::vector<bool> got = broadcastable_pattern(u.expression, want.size());
       if (want != got)
-        throw value_error("fusor::function: the update of " + var.record()->describe() + ", " + u.expression.str() +
+        throw value_error("fusor::function: the update of " + var.record()->describe() + ", " + text_of(u.expression) +
                           ", has broadcastable pattern " + pattern_str(got) + " but the variable's is " +
                           pattern_str(want) +
                           ": an update must keep the variable's type (R55). Give the variable the same pattern, or "
                           "make the expression vary along those axes (a dtype difference is fixed with "
                           "fusor::cast<E>(...))");
     });
+  }
+
+  /// An expression's text as the plan prints it, through a graph of its own
+  /// (for a message: it instantiates nothing the function's graph does not,
+  /// where the expression's str() would walk its whole tree).
+  template <class X>
+  static std::string text_of(const X& e) {
+    fusor::graph g;
+    graph_builder<cpu::backend, gpu::keyed_backend> b(g);
+    return g[b.add(e)].text;
   }
 
   static std::string pattern_str(const std::vector<bool>& p) {

@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -40,6 +41,7 @@
 #include "fusor/expr/ref.hpp"
 #include "fusor/expr/shape_like.hpp"
 #include "fusor/expr/shape_ops.hpp"
+#include "fusor/expr/text.hpp"
 #include "fusor/expr/view.hpp"
 #include "fusor/shared/variable.hpp"
 
@@ -502,8 +504,7 @@ class graph_builder {
     n.static_rank = X::rank;
     std::vector<std::uint64_t> key{detail::head_key<X>(), static_cast<std::uint64_t>(n.type),
                                    static_cast<std::uint64_t>(static_cast<std::int64_t>(X::rank))};
-    describe(e, n, key);
-    n.text = e.str();
+    describe(e, n, key);  // adds the operands, then writes the node's text from theirs (expr/text.hpp)
     const int id = intern(n, key);
     if (id < 0) return ~id;
     if constexpr (requires { typename X::operation; }) mark<kernel_role::reduce, X>(id);
@@ -535,6 +536,9 @@ class graph_builder {
         ...);
   }
 
+  /// The text of operand c of node n (already in the graph).
+  const std::string& text(const graph_node& n, int c) const { return g_[n.child[static_cast<std::size_t>(c)]].text; }
+
   /// A read of a replaced leaf becomes a `given` node over the replacement
   /// (outside replacements only); its key differs from the plain leaf's.
   bool describe_given(std::uint64_t id, graph_node& n, std::vector<std::uint64_t>& key) {
@@ -555,6 +559,7 @@ class graph_builder {
 
   template <class T, int N>
   void describe(const input<T, N>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+    n.text = e.str();
     if (describe_given(e.id(), n, key)) return;
     n.kind = node_kind::input;
     n.elementwise = true;
@@ -566,6 +571,7 @@ class graph_builder {
   }
   template <class T>
   void describe(const shared_leaf<T>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+    n.text = e.str();
     if (describe_given(e.variable().id(), n, key)) return;
     n.kind = node_kind::shared;
     n.elementwise = true;
@@ -575,6 +581,7 @@ class graph_builder {
   template <element E>
   void describe(const constant<E>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.kind = node_kind::constant;
+    n.text = e.str();
     n.elementwise = true;
     graph_constant c;
     c.type = dtype_of<E>;
@@ -587,6 +594,7 @@ class graph_builder {
   template <int N>
   void describe(const iota_node<N>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.kind = node_kind::iota;
+    n.text = e.str();
     n.elementwise = true;
     n.nparams = static_cast<int>(e.shape().rank());
     key.push_back(static_cast<std::uint64_t>(n.nparams));
@@ -603,7 +611,13 @@ class graph_builder {
     static_assert(sizeof...(A) <= max_arity, "fusor: an elementwise node has more operands than max_arity");
     fusor::detail::apply([&](const auto&... a) { ((n.child[k++] = add(a)), ...); }, e.args());
     n.elementwise = true;
-    for (int c = 0; c < n.arity; ++c) n.elementwise = n.elementwise && g_[n.child[static_cast<std::size_t>(c)]].elementwise;
+    std::array<std::string_view, sizeof...(A)> texts;
+    for (int c = 0; c < n.arity; ++c) {
+      n.elementwise = n.elementwise && g_[n.child[static_cast<std::size_t>(c)]].elementwise;
+      texts[static_cast<std::size_t>(c)] = text(n, c);
+    }
+    using X = map_node<F, R, Casts, A...>;
+    n.text = detail::map_text(F::symbol, X::infix, texts, X::parenthesized);
   }
   template <element T, class A>
   void describe(const cast_node<T, A>& e, graph_node& n, std::vector<std::uint64_t>&) {
@@ -611,6 +625,7 @@ class graph_builder {
     n.arity = 1;
     n.child[0] = add(e.arg());
     n.elementwise = g_[n.child[0]].elementwise;
+    n.text = detail::cast_text(name(dtype_of<T>), text(n, 0));
   }
   template <class Op, class A, int R>
   void describe(const reduce_node<Op, A, R>& e, graph_node& n, std::vector<std::uint64_t>& key) {
@@ -623,6 +638,7 @@ class graph_builder {
     n.keepdims = e.keeps_dims();
     key.push_back(static_cast<std::uint64_t>(n.naxes) | (n.keepdims ? 1ull << 32 : 0));
     for (int i = 0; i < n.naxes; ++i) key.push_back(static_cast<std::uint64_t>(static_cast<std::int64_t>(e.axis(i))));
+    n.text = detail::reduce_text(Op::name, text(n, 0), n.naxes, n.axes.data(), n.keepdims);
   }
   template <class A, class B>
   void describe(const dot_node<A, B>& e, graph_node& n, std::vector<std::uint64_t>&) {
@@ -638,6 +654,13 @@ class graph_builder {
     };
     n.child[0] = as_v(e.lhs());
     n.child[1] = as_v(e.rhs());
+    // An operand cast to V is written as given, without the cast.
+    auto given = [&](const auto& operand, int c) -> const std::string& {
+      const int node = n.child[static_cast<std::size_t>(c)];
+      if constexpr (std::is_same_v<value_type_t<std::remove_cvref_t<decltype(operand)>>, V>) return g_[node].text;
+      else return g_[g_[node].child[0]].text;
+    };
+    n.text = detail::dot_text(given(e.lhs(), 0), given(e.rhs(), 1));
   }
   template <class A>
   void describe(const transpose_node<A>& e, graph_node& n, std::vector<std::uint64_t>& key) {
@@ -648,6 +671,7 @@ class graph_builder {
     for (int i = 0; i < n.nparams; ++i) n.params[static_cast<std::size_t>(i)] = e.perm(i);
     key.push_back(static_cast<std::uint64_t>(n.nparams));
     for (int i = 0; i < n.nparams; ++i) key.push_back(static_cast<std::uint64_t>(n.params[static_cast<std::size_t>(i)]));
+    n.text = detail::transpose_text(text(n, 0), n.nparams, n.params.data());
   }
   template <class A>
   void describe(const specify_node<A>& e, graph_node& n, std::vector<std::uint64_t>& key) {
@@ -660,6 +684,7 @@ class graph_builder {
       n.params[static_cast<std::size_t>(i)] = e.extent(i);
       key.push_back(static_cast<std::uint64_t>(e.extent(i)));
     }
+    n.text = detail::shaped_text("specify_shape", text(n, 0), n.nparams, n.params.data());
   }
   template <class A, class I, int N>
   void describe(const take_node<A, I, N>& e, graph_node& n, std::vector<std::uint64_t>& key) {
@@ -670,6 +695,7 @@ class graph_builder {
     n.nparams = 1;
     n.params[0] = e.axis();
     key.push_back(static_cast<std::uint64_t>(e.axis()));
+    n.text = detail::take_text(text(n, 0), text(n, 1), e.axis());
   }
   template <int N, class... A>
   void describe(const join_node<N, A...>& e, graph_node& n, std::vector<std::uint64_t>& key) {
@@ -680,6 +706,9 @@ class graph_builder {
     fusor::detail::apply([&](const auto&... a) { ((n.child[k++] = operand_in_memory(a)), ...); }, e.args());
     n.join = e.join();
     n.join.append_key(key);
+    std::string parts;
+    for (int c = 0; c < n.arity; ++c) parts += (c ? ", " : "") + text(n, c);
+    n.text = detail::join_text(parts, n.join, join_node<N, A...>::fill_text(n.join));
   }
   template <class A>
   void describe(const diagonal_node<A>& e, graph_node& n, std::vector<std::uint64_t>& key) {
@@ -691,6 +720,7 @@ class graph_builder {
     n.params[1] = e.axis1();
     n.params[2] = e.axis2();
     for (int i = 0; i < 3; ++i) key.push_back(static_cast<std::uint64_t>(n.params[static_cast<std::size_t>(i)]));
+    n.text = detail::diagonal_text(text(n, 0), n.params[0], n.params[1], n.params[2]);
   }
   template <class A, int N>
   void describe(const view_node<A, N>& e, graph_node& n, std::vector<std::uint64_t>& key) {
@@ -699,6 +729,7 @@ class graph_builder {
     n.child[0] = operand_in_memory(e.arg());
     n.slices = e.spec();
     n.slices.append_key(key);
+    n.text = detail::view_text(text(n, 0), n.slices.str());
   }
   template <class A, int N>
   void describe(const reshape_node<A, N>& e, graph_node& n, std::vector<std::uint64_t>& key) {
@@ -708,6 +739,7 @@ class graph_builder {
     n.nparams = N;
     for (int i = 0; i < N; ++i) n.params[static_cast<std::size_t>(i)] = e.extent(i);
     for (int i = 0; i < N; ++i) key.push_back(static_cast<std::uint64_t>(n.params[static_cast<std::size_t>(i)]));
+    n.text = detail::shaped_text("reshape", text(n, 0), N, n.params.data());
   }
 
   template <class G, class L>
@@ -719,6 +751,7 @@ class graph_builder {
     n.shape_of[0] = add(e.like());
     key.push_back(~std::uint64_t{0} - 1);
     key.push_back(static_cast<std::uint64_t>(n.shape_of[0]));
+    n.text = detail::sum_to_text(text(n, 0), g_[n.shape_of[0]].text);
   }
   template <class G, class L>
   void describe(const reshape_like_node<G, L>& e, graph_node& n, std::vector<std::uint64_t>& key) {
@@ -727,6 +760,7 @@ class graph_builder {
     n.child[0] = operand_in_memory(e.arg());
     n.shape_of[0] = add(e.like());
     key.push_back(static_cast<std::uint64_t>(n.shape_of[0]));
+    n.text = detail::reshape_like_text(text(n, 0), g_[n.shape_of[0]].text);
   }
   template <element T, class Num, class Den>
   void describe(const size_ratio_node<T, Num, Den>& e, graph_node& n, std::vector<std::uint64_t>& key) {
@@ -735,6 +769,7 @@ class graph_builder {
     n.shape_of = {add(e.numerator()), add(e.denominator())};
     key.push_back(static_cast<std::uint64_t>(n.shape_of[0]));
     key.push_back(static_cast<std::uint64_t>(n.shape_of[1]));
+    n.text = detail::size_ratio_text(g_[n.shape_of[0]].text, g_[n.shape_of[1]].text);
   }
   template <element T, class L>
   void describe(const zeros_of_node<T, L>& e, graph_node& n, std::vector<std::uint64_t>& key) {
@@ -742,6 +777,7 @@ class graph_builder {
     n.elementwise = true;
     n.shape_of[0] = add(e.like());
     key.push_back(static_cast<std::uint64_t>(n.shape_of[0]));
+    n.text = detail::zeros_of_text(g_[n.shape_of[0]].text);
   }
   template <class G, class F, std::size_t K>
   void describe(const place_node<G, F, K>& e, graph_node& n, std::vector<std::uint64_t>& key) {
@@ -775,16 +811,22 @@ class graph_builder {
     key.push_back(static_cast<std::uint64_t>(n.placed));
     key.push_back(static_cast<std::uint64_t>(n.shape_of[1]));
     for (int i = 0; i < n.nparams; ++i) key.push_back(static_cast<std::uint64_t>(n.params[static_cast<std::size_t>(i)]));
+    // A join's text is in the graph; a view's, a diagonal's or a take's is written here.
+    using X = place_node<G, F, K>;
+    if constexpr (X::join_part >= 0) n.text = detail::place_text(text(n, 0), X::join_part, g_[n.shape_of[1]].text);
+    else n.text = detail::place_text(text(n, 0), X::join_part, f.str());
   }
   template <class C>
   void describe(const gate_node<C>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.kind = node_kind::gate;
     n.elementwise = true;
     key.push_back(e.on() ? 1 : 0);
+    n.text = detail::gate_text(false, {});
     if (!e.on()) return;  // nothing below a closed gate enters the graph
     n.arity = 1;
     n.child[0] = add(e.arg());
     n.elementwise = g_[n.child[0]].elementwise;
+    n.text = text(n, 0);
   }
 
   /// An operand read from memory (dot, transpose, reshape): a compound one is

@@ -8,6 +8,7 @@
 #include "fusor/expr/elementwise.hpp"
 #include "fusor/expr/leaves.hpp"
 #include "fusor/expr/node.hpp"
+#include "fusor/expr/text.hpp"
 
 namespace fusor {
 
@@ -22,7 +23,7 @@ class dot_node : public expression_base {
   dot_node(A a, B b) : a_(std::move(a)), b_(std::move(b)) {}
   const A& lhs() const noexcept { return a_; }
   const B& rhs() const noexcept { return b_; }
-  std::string str() const { return "dot(" + a_.str() + ", " + b_.str() + ")"; }
+  std::string str() const { return detail::dot_text(a_.str(), b_.str()); }
 
  private:
   A a_;

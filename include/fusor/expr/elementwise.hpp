@@ -3,6 +3,7 @@
 // build them.
 #pragma once
 
+#include <array>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -13,6 +14,7 @@
 #include "fusor/expr/functors.hpp"
 #include "fusor/expr/leaves.hpp"
 #include "fusor/expr/node.hpp"
+#include "fusor/expr/text.hpp"
 
 namespace fusor {
 
@@ -20,6 +22,12 @@ namespace fusor {
 /// to Casts[i]; the result has element type R. Arguments are held by value.
 template <class F, class R, class Casts, class... Args>
 class map_node;
+
+namespace detail {
+/// Whether a node is written infix (`a + b`): as an operand, it is parenthesised.
+template <class A>
+inline constexpr bool written_infix = requires { requires A::infix; };
+}  // namespace detail
 
 template <class... C>
 struct type_list {};
@@ -40,25 +48,18 @@ class map_node<F, R, type_list<Casts...>, Args...> : public expression_base {
 
   const std::tuple<Args...>& args() const noexcept { return args_; }
 
+  /// Which operands are written in parentheses (infix ones).
+  static constexpr std::array<bool, sizeof...(Args)> parenthesized{detail::written_infix<Args>...};
+
   std::string str() const {
-    if constexpr (infix) {
-      return operand_str(std::get<0>(args_)) + " " + F::symbol + " " + operand_str(std::get<1>(args_));
-    } else if constexpr (sizeof...(Args) == 1 && std::string_view(F::symbol).size() == 1) {
-      return F::symbol + operand_str(std::get<0>(args_));  // -x, !x
-    } else {
-      std::string s = std::string(F::symbol) + "(";
-      fusor::detail::apply([&](const auto&... a) { ((s += a.str() + ", "), ...); }, args_);
-      return s.substr(0, s.size() - 2) + ")";
-    }
+    const std::array<std::string, sizeof...(Args)> texts =
+        fusor::detail::apply([](const auto&... a) { return std::array<std::string, sizeof...(Args)>{a.str()...}; }, args_);
+    std::array<std::string_view, sizeof...(Args)> views;
+    for (std::size_t k = 0; k < texts.size(); ++k) views[k] = texts[k];
+    return detail::map_text(F::symbol, infix, views, parenthesized);
   }
 
  private:
-  template <class A>
-  static std::string operand_str(const A& a) {
-    if constexpr (requires { requires A::infix; }) return "(" + a.str() + ")";
-    else return a.str();
-  }
-
   std::tuple<Args...> args_;
 };
 
@@ -70,7 +71,7 @@ class cast_node : public expression_base {
   static constexpr int rank = A::rank;
   explicit cast_node(A a) : arg_(std::move(a)) {}
   const A& arg() const noexcept { return arg_; }
-  std::string str() const { return "cast<" + std::string(name(dtype_of<T>)) + ">(" + arg_.str() + ")"; }
+  std::string str() const { return detail::cast_text(name(dtype_of<T>), arg_.str()); }
 
  private:
   A arg_;

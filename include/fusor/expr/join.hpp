@@ -59,6 +59,27 @@ struct join_params {
   }
 };
 
+namespace detail {
+/// `concatenate((a, b), 0)`, `roll(a, 2, 0)`, `pad(a, ((1, 2)), edge)`,
+/// `pad(a, ((1, 2)), 0.5)`: `parts` is the parts' texts joined by ", ",
+/// `fill` a constant pad's value as written.
+inline std::string join_text(const std::string& parts, const join_params& p, const std::string& fill) {
+  switch (p.kind) {
+    case join_kind::concatenate: return "concatenate((" + parts + "), " + std::to_string(p.axis) + ")";
+    case join_kind::roll: return "roll(" + parts + ", " + std::to_string(p.shift) + ", " + std::to_string(p.axis) + ")";
+    case join_kind::pad_constant:
+    case join_kind::pad_edge: {
+      std::string w;
+      for (int i = 0; i < p.widths; ++i)
+        w += std::string(i ? ", " : "") + "(" + std::to_string(p.before[static_cast<std::size_t>(i)]) + ", " +
+             std::to_string(p.after[static_cast<std::size_t>(i)]) + ")";
+      return "pad(" + parts + ", (" + w + "), " + (p.kind == join_kind::pad_edge ? std::string("edge") : fill) + ")";
+    }
+  }
+  return "?";
+}
+}  // namespace detail
+
 /// The edge mode of pad (np.pad(..., mode="edge")).
 struct edge_t {
   explicit constexpr edge_t(int) {}
@@ -84,23 +105,14 @@ class join_node : public expression_base {
   std::string str() const {
     std::string parts;
     fusor::detail::apply([&](const auto&... a) { ((parts += (parts.empty() ? "" : ", ") + a.str()), ...); }, parts_);
-    switch (params_.kind) {
-      case join_kind::concatenate: return "concatenate((" + parts + "), " + std::to_string(params_.axis) + ")";
-      case join_kind::roll:
-        return "roll(" + parts + ", " + std::to_string(params_.shift) + ", " + std::to_string(params_.axis) + ")";
-      case join_kind::pad_constant:
-      case join_kind::pad_edge: {
-        std::string w;
-        for (int i = 0; i < params_.widths; ++i)
-          w += std::string(i ? ", " : "") + "(" + std::to_string(params_.before[static_cast<std::size_t>(i)]) + ", " +
-               std::to_string(params_.after[static_cast<std::size_t>(i)]) + ")";
-        if (params_.kind == join_kind::pad_edge) return "pad(" + parts + ", (" + w + "), edge)";
-        value_type v{};
-        std::memcpy(&v, &params_.fill, sizeof v);
-        return "pad(" + parts + ", (" + w + "), " + constant<value_type>(v).str() + ")";
-      }
-    }
-    return "?";
+    return detail::join_text(parts, params_, fill_text(params_));
+  }
+  /// A constant pad's value as written (empty for the other joins).
+  static std::string fill_text(const join_params& p) {
+    if (p.kind != join_kind::pad_constant) return {};
+    value_type v{};
+    std::memcpy(&v, &p.fill, sizeof v);
+    return constant<value_type>(v).str();
   }
 
  private:

@@ -24,6 +24,7 @@
 
 #include "fusor/expr/join.hpp"
 #include "fusor/expr/node.hpp"
+#include "fusor/expr/text.hpp"
 #include "fusor/expr/ref.hpp"
 #include "fusor/expr/shape_ops.hpp"
 #include "fusor/expr/take.hpp"
@@ -68,11 +69,9 @@ class place_node : public expression_base {
   /// Whether the adjoint is added (take: indices may repeat), not written.
   static constexpr bool accumulates = requires(const forward_type& f) { f.indices(); };
 
-  std::string str() const {
-    const std::string part_text = requires(const forward_type& f) { f.join(); } ? "part " + std::to_string(K) + " of "
-                                                                                 : std::string();
-    return "place(" + arg_.str() + ", " + part_text + forward().str() + ")";
-  }
+  /// Which part of a join it places (-1: not a join's).
+  static constexpr int join_part = requires(const forward_type& f) { f.join(); } ? static_cast<int>(K) : -1;
+  std::string str() const { return detail::place_text(arg_.str(), join_part, forward().str()); }
 
  private:
   G arg_;

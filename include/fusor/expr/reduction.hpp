@@ -15,6 +15,7 @@
 #include "fusor/expr/functors.hpp"
 #include "fusor/expr/leaves.hpp"
 #include "fusor/expr/node.hpp"
+#include "fusor/expr/text.hpp"
 
 namespace fusor {
 
@@ -194,18 +195,7 @@ class reduce_node : public expression_base {
   const std::array<int, max_rank>& axes() const noexcept { return axes_; }
   bool keeps_dims() const noexcept { return keepdims_; }
 
-  std::string str() const {
-    std::string s = std::string(Op::name) + "(" + arg_.str();
-    if (naxes_ == 1) {
-      s += ", axis=" + std::to_string(axes_[0]);
-    } else if (naxes_ > 1) {
-      s += ", axis=(";
-      for (int i = 0; i < naxes_; ++i) s += (i ? ", " : "") + std::to_string(axes_[static_cast<std::size_t>(i)]);
-      s += ")";
-    }
-    if (keepdims_) s += ", keepdims=True";
-    return s + ")";
-  }
+  std::string str() const { return detail::reduce_text(Op::name, arg_.str(), naxes_, axes_.data(), keepdims_); }
 
  private:
   A arg_;

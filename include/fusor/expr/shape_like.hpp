@@ -20,6 +20,7 @@
 
 #include "fusor/expr/leaves.hpp"
 #include "fusor/expr/node.hpp"
+#include "fusor/expr/text.hpp"
 #include "fusor/expr/reduction.hpp"
 
 namespace fusor {
@@ -36,7 +37,7 @@ class sum_to_node : public expression_base {
   sum_to_node(G g, Like like) : arg_(std::move(g)), like_(std::move(like)) {}
   const G& arg() const noexcept { return arg_; }
   const Like& like() const noexcept { return like_; }
-  std::string str() const { return "sum_to(" + arg_.str() + ", shape(" + like_.str() + "))"; }
+  std::string str() const { return detail::sum_to_text(arg_.str(), like_.str()); }
 
  private:
   G arg_;
@@ -53,7 +54,7 @@ class reshape_like_node : public expression_base {
   reshape_like_node(G g, Like like) : arg_(std::move(g)), like_(std::move(like)) {}
   const G& arg() const noexcept { return arg_; }
   const Like& like() const noexcept { return like_; }
-  std::string str() const { return "reshape(" + arg_.str() + ", shape(" + like_.str() + "))"; }
+  std::string str() const { return detail::reshape_like_text(arg_.str(), like_.str()); }
 
  private:
   G arg_;
@@ -71,7 +72,7 @@ class size_ratio_node : public expression_base {
   size_ratio_node(Num num, Den den) : num_(std::move(num)), den_(std::move(den)) {}
   const Num& numerator() const noexcept { return num_; }
   const Den& denominator() const noexcept { return den_; }
-  std::string str() const { return "size(" + num_.str() + ") / size(" + den_.str() + ")"; }
+  std::string str() const { return detail::size_ratio_text(num_.str(), den_.str()); }
 
  private:
   Num num_;
@@ -88,7 +89,7 @@ class zeros_of_node : public expression_base {
 
   explicit zeros_of_node(Like like) : like_(std::move(like)) {}
   const Like& like() const noexcept { return like_; }
-  std::string str() const { return "zeros(shape(" + like_.str() + "))"; }
+  std::string str() const { return detail::zeros_of_text(like_.str()); }
 
  private:
   Like like_;
@@ -106,7 +107,7 @@ class gate_node : public expression_base {
   gate_node(C c, bool on) : arg_(std::move(c)), on_(on) {}
   const C& arg() const noexcept { return arg_; }
   bool on() const noexcept { return on_; }
-  std::string str() const { return on_ ? arg_.str() : std::string("0"); }
+  std::string str() const { return detail::gate_text(on_, on_ ? arg_.str() : std::string()); }
 
  private:
   C arg_;

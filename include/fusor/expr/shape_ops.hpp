@@ -10,6 +10,7 @@
 #include "fusor/core/config.hpp"
 #include "fusor/expr/leaves.hpp"
 #include "fusor/expr/node.hpp"
+#include "fusor/expr/text.hpp"
 
 namespace fusor {
 
@@ -29,12 +30,7 @@ class transpose_node : public expression_base {
   int count() const noexcept { return count_; }
   int perm(int i) const noexcept { return perm_[static_cast<std::size_t>(i)]; }
 
-  std::string str() const {
-    if (count_ == 0) return "transpose(" + arg_.str() + ")";
-    std::string s = "transpose(" + arg_.str() + ", (";
-    for (int i = 0; i < count_; ++i) s += (i ? ", " : "") + std::to_string(perm_[static_cast<std::size_t>(i)]);
-    return s + "))";
-  }
+  std::string str() const { return detail::transpose_text(arg_.str(), count_, perm_.data()); }
 
  private:
   A arg_;
@@ -53,11 +49,7 @@ class reshape_node : public expression_base {
   const A& arg() const noexcept { return arg_; }
   index_t extent(int i) const noexcept { return shape_[static_cast<std::size_t>(i)]; }
 
-  std::string str() const {
-    std::string s = "reshape(" + arg_.str() + ", (";
-    for (int i = 0; i < N; ++i) s += (i ? ", " : "") + std::to_string(shape_[static_cast<std::size_t>(i)]);
-    return s + (N == 1 ? ",))" : "))");
-  }
+  std::string str() const { return detail::shaped_text("reshape", arg_.str(), N, shape_.data()); }
 
  private:
   A arg_;
@@ -108,10 +100,7 @@ class diagonal_node : public expression_base {
   index_t offset() const noexcept { return offset_; }
   int axis1() const noexcept { return axis1_; }
   int axis2() const noexcept { return axis2_; }
-  std::string str() const {
-    return "diagonal(" + arg_.str() + ", " + std::to_string(offset_) + ", " + std::to_string(axis1_) + ", " +
-           std::to_string(axis2_) + ")";
-  }
+  std::string str() const { return detail::diagonal_text(arg_.str(), offset_, axis1_, axis2_); }
 
  private:
   A arg_;
@@ -142,11 +131,7 @@ class specify_node : public expression_base {
   const A& arg() const noexcept { return arg_; }
   int count() const noexcept { return count_; }
   index_t extent(int i) const noexcept { return shape_[static_cast<std::size_t>(i)]; }
-  std::string str() const {
-    std::string s = "specify_shape(" + arg_.str() + ", (";
-    for (int i = 0; i < count_; ++i) s += (i ? ", " : "") + std::to_string(shape_[static_cast<std::size_t>(i)]);
-    return s + (count_ == 1 ? ",))" : "))");
-  }
+  std::string str() const { return detail::shaped_text("specify_shape", arg_.str(), count_, shape_.data()); }
 
  private:
   A arg_;

@@ -19,6 +19,7 @@
 #include "fusor/core/config.hpp"
 #include "fusor/expr/leaves.hpp"
 #include "fusor/expr/node.hpp"
+#include "fusor/expr/text.hpp"
 
 namespace fusor {
 
@@ -32,7 +33,7 @@ class take_node : public expression_base {
   const A& arg() const noexcept { return arg_; }
   const I& indices() const noexcept { return indices_; }
   int axis() const noexcept { return axis_; }
-  std::string str() const { return "take(" + arg_.str() + ", " + indices_.str() + ", " + std::to_string(axis_) + ")"; }
+  std::string str() const { return detail::take_text(arg_.str(), indices_.str(), axis_); }
 
  private:
   A arg_;

@@ -26,6 +26,7 @@
 #include "fusor/core/errors.hpp"
 #include "fusor/expr/leaves.hpp"
 #include "fusor/expr/node.hpp"
+#include "fusor/expr/text.hpp"
 
 namespace fusor {
 
@@ -176,11 +177,7 @@ class view_node : public expression_base {
   const view_spec& spec() const noexcept { return spec_; }
   int slice_count() const noexcept { return spec_.count; }
 
-  std::string str() const {
-    const std::string a = arg_.str();
-    const bool simple = a.find_first_of(" (") == std::string::npos;
-    return (simple ? a : "(" + a + ")") + "[" + spec_.str() + "]";
-  }
+  std::string str() const { return detail::view_text(arg_.str(), spec_.str()); }
 
  private:
   A arg_;
