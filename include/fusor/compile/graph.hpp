@@ -277,6 +277,31 @@ inline constexpr bool is_checked_pow_v<map_node<fn::power, R, Casts, Base, Expon
     std::is_integral_v<R> && std::is_integral_v<value_type_t<Exponent>> &&
     std::is_signed_v<value_type_t<Exponent>> && !std::is_same_v<value_type_t<Exponent>, bool>;
 
+/// What a reduction node computes, for the backends' kernels (keyed by this,
+/// not by the node type): its operation, result type and operand type. A
+/// gradient's sum_to is a sum over the axes the plan's shapes name
+/// (compile/shapes.hpp, reduction_of).
+template <class X>
+struct reduction_parts;
+template <class Op, class A, int Rank>
+struct reduction_parts<reduce_node<Op, A, Rank>> {
+  using op = Op;
+  using value_type = typename reduce_node<Op, A, Rank>::value_type;
+  using operand = A;
+};
+template <class G, class L>
+struct reduction_parts<sum_to_node<G, L>> : reduction_parts<reduce_node<red::sum, G, L::rank>> {};
+
+/// The exponent of an integer pow node (its second operand): what its check reduces.
+template <class X>
+struct pow_exponent;
+template <class F, class R, class Casts, class Base, class Exponent>
+struct pow_exponent<map_node<F, R, Casts, Base, Exponent>> {
+  using type = Exponent;
+};
+template <class X>
+using pow_exponent_t = typename pow_exponent<X>::type;
+
 template <class X>
 inline constexpr bool is_dot_v = false;
 template <class A, class B>
@@ -821,12 +846,14 @@ class graph_builder {
     n.kind = node_kind::gate;
     n.elementwise = true;
     key.push_back(e.on() ? 1 : 0);
-    n.text = detail::gate_text(false, {});
-    if (!e.on()) return;  // nothing below a closed gate enters the graph
+    if (!e.on()) {  // nothing below a closed gate enters the graph
+      n.text = detail::gate_text(false, {});
+      return;
+    }
     n.arity = 1;
     n.child[0] = add(e.arg());
     n.elementwise = g_[n.child[0]].elementwise;
-    n.text = text(n, 0);
+    n.text = detail::gate_text(true, text(n, 0));
   }
 
   /// An operand read from memory (dot, transpose, reshape): a compound one is

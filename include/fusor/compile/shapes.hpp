@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,17 @@ T size_ratio_value(const graph_node& n, const std::vector<dims>& shapes) {
   const auto num = static_cast<double>(shapes[static_cast<std::size_t>(n.shape_of[0])].elements());
   const auto den = static_cast<double>(shapes[static_cast<std::size_t>(n.shape_of[1])].elements());
   return den == 0 ? T(0) : static_cast<T>(num / den);
+}
+
+/// The value of a node every backend's evaluator reads as a scalar: a
+/// constant, a size ratio (a mean's 1/n), or zeros (zeros_of).
+template <class T>
+T scalar_node_value(const graph& g, const std::vector<dims>& shapes, int node) {
+  const graph_node& n = g[node];
+  if (n.kind == node_kind::size_ratio) return size_ratio_value<T>(n, shapes);
+  T v(0);
+  if (n.kind == node_kind::constant) std::memcpy(&v, &g.constants[static_cast<std::size_t>(n.leaf)].bits, sizeof(T));
+  return v;
 }
 
 /// The operand shape with the reduced axes set to 1 (where a reduction

@@ -46,8 +46,7 @@ struct register_launchers {
   static void check() {
     register_entries::check<X>();
     // the exponent's minimum, found by a min reduction (a scalar exponent needs none)
-    using Exponent = std::remove_cvref_t<decltype(std::get<1>(std::declval<const X&>().args()))>;
-    using Ev = evaluator_t<Exponent>;
+    using Ev = evaluator_t<pow_exponent_t<X>>;
     using T = typename Ev::value_type;
     if constexpr (!std::is_same_v<Ev, scalar<T>>)
       register_launcher<reduce_tag<red::min, T, Ev>>(&launch_reduce<red::min, T, Ev>);

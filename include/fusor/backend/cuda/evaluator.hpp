@@ -20,7 +20,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 #include <utility>
 
@@ -330,13 +329,7 @@ struct evaluator_builder {
   /// A constant, a size ratio (a mean's 1/n), or zeros.
   template <class E>
   void fill(scalar<E>& l, int node) const {
-    const graph_node& n = g[node];
-    if (n.kind == node_kind::constant)
-      std::memcpy(&l.value, &g.constants[static_cast<std::size_t>(n.leaf)].bits, sizeof(E));
-    else if (n.kind == node_kind::size_ratio)
-      l.value = fusor::detail::size_ratio_value<E>(n, p.shapes);
-    else
-      l.value = E(0);
+    l.value = fusor::detail::scalar_node_value<E>(g, p.shapes, node);
   }
   template <class C>
   void fill(gate<C>& ev, int node) const {

@@ -297,19 +297,9 @@ struct reduce_kernel {
   static constexpr kernel_entry entry{&prepare, &missing};
 };
 
-/// The reduction kernel of a reduce node type. A gradient's sum_to is the sum
-/// of its operand over the axes the plan's shapes name (compile/shapes.hpp,
-/// reduction_of).
-template <class X>
-struct reduce_kernel_of_node;
-template <class Op, class A, int Rank>
-struct reduce_kernel_of_node<reduce_node<Op, A, Rank>> {
-  using type = reduce_kernel<Op, typename reduce_node<Op, A, Rank>::value_type, evaluator_t<A>>;
-};
-template <class G, class L>
-struct reduce_kernel_of_node<sum_to_node<G, L>> : reduce_kernel_of_node<reduce_node<red::sum, G, L::rank>> {};
-template <class X>
-using reduce_kernel_of = typename reduce_kernel_of_node<X>::type;
+/// The reduction kernel of a reduce (or sum_to) node type.
+template <class X, class P = reduction_parts<X>>
+using reduce_kernel_of = reduce_kernel<typename P::op, typename P::value_type, evaluator_t<typename P::operand>>;
 
 // ---------------------------------------------------------------- dot
 
@@ -416,15 +406,9 @@ struct check_kernel {
   }
   static constexpr kernel_entry entry{&prepare, &missing};
 };
-/// The check kernel of an integer pow node type X (its second operand is the exponent).
+/// The check kernel of an integer pow node type.
 template <class X>
-struct check_kernel_of_node;
-template <class F, class R, class Casts, class Base, class Exponent>
-struct check_kernel_of_node<map_node<F, R, Casts, Base, Exponent>> {
-  using type = check_kernel<evaluator_t<Exponent>>;
-};
-template <class X>
-using check_kernel_of = typename check_kernel_of_node<X>::type;
+using check_kernel_of = check_kernel<evaluator_t<pow_exponent_t<X>>>;
 
 // ---------------------------------------------------------------- arguments
 
