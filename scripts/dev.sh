@@ -115,17 +115,19 @@ case "${1:-}" in
     # 12's AVX-512 intrinsics are macros without optimisation, which xsimd
     # 8.1's integer select does not compile against.)
     install_deps
-    # The compiled-runtime mode (libfusor, FUSOR_SEPARATE_COMPILATION): each of
-    # the ~50 test units skips compiling the planner and its company again;
-    # the asan run below builds the same suite header-only, so both modes run
-    # every test.
+    # Header-only, as fusor is used by default; the asan run below builds the
+    # same suite in the compiled-runtime mode (libfusor), so both modes run
+    # every test. (This way round because the planner and its company cost a
+    # unit about 2 s more to compile here and about 7 s more at -O0 with the
+    # sanitizers' instrumentation; the GPU suite's nvcc units use libfusor
+    # either way, gpu/meson.build.)
     # -g1 (line tables: a backtrace names files and lines, a debugger steps by
     # line; no variables): full -g made the units that keep debug
     # information 1.4x slower to compile and 2.4x larger, and this is the build
     # CI and every contributor waits for. For a debugging session:
     # meson configure build-test -Dcpp_args=-g, then ninja -C build-test.
     configure build-test -Dbuildtype=custom -Ddebug=false -Dcpp_args=-g1 -Doptimization=g -Dbenchmarks=disabled \
-      -Dexamples=false -Druntime=compiled
+      -Dexamples=false -Druntime=header-only
     build build-test
     run_tests build-test
     ;;
@@ -136,9 +138,13 @@ case "${1:-}" in
     # sanitizers see every access (nothing optimised away), the build takes
     # about half the time of -Og with -march=native, and the SSE2 code paths
     # get checked too (the test build runs the machine's widest vectors).
+    # The compiled-runtime mode (libfusor, FUSOR_SEPARATE_COMPILATION): each
+    # unit skips instrumenting the planner and its company again. Line tables
+    # only (-g1): a report still names every frame's file and line.
     install_deps
-    configure build-asan -Dbuildtype=debug -Doptimization=0 -Dnative=false -Db_sanitize=address,undefined \
-      -Db_lundef=false -Dgpu=disabled -Dbenchmarks=disabled -Dexamples=false
+    configure build-asan -Dbuildtype=custom -Ddebug=false -Dcpp_args=-g1 -Doptimization=0 -Dnative=false \
+      -Db_sanitize=address,undefined -Db_lundef=false -Dgpu=disabled -Dbenchmarks=disabled -Dexamples=false \
+      -Druntime=compiled
     # Memory bounds this build on a 2-vCPU, 23 GB machine: a unit that calls
     # grad many times needs gigabytes at -O0 with ASan (units of 12.5 and 9.6
     # GB side by side thrashed for most of an hour), so the gradient tests are

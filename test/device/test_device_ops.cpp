@@ -404,7 +404,11 @@ TEST_CASE_FIXTURE(fixture, "pow's special values, arange's fill and logsumexp at
   auto X = fusor::shared(from(numpy_cases::pow_base), {.name = "X", .space = dev});
   auto Y = fusor::shared(from(numpy_cases::pow_exponent), {.name = "Y", .space = dev});
   auto f = device_test::function(fusor::inputs(), fusor::outputs(fusor::pow(X, Y), fusor::pow(fusor::cast<float>(X), fusor::cast<float>(Y))));
-  auto [p64, p32] = f();
+  // References, not a structured binding: INFO captures them in a lambda, which
+  // clang before 16 does not allow for a binding.
+  const auto results = f();
+  const auto& p64 = std::get<0>(results);
+  const auto& p32 = std::get<1>(results);
   for (std::size_t i = 0; i < numpy_cases::pow_f64.size(); ++i) {
     INFO("pow(", numpy_cases::pow_base[i], ", ", numpy_cases::pow_exponent[i], "): ", p64(i), " and ", p32(i),
          " (float32); NumPy: ", numpy_cases::pow_f64[i], " and ", numpy_cases::pow_f32[i]);

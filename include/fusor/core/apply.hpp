@@ -1,6 +1,7 @@
 // fusor/core/apply.hpp — std::apply, without what it costs the compiler.
 //
-// Expression nodes keep their operands in a std::tuple, and almost every walk
+// Expression nodes keep their operands in a detail::operand_tuple (a tuple without
+// std::tuple's constructors, core/operand_tuple.hpp), and almost every walk
 // over a node (printing, keys, graph building, evaluators, rewrites) calls a
 // function with the operands unpacked: once per node type and per walk. The
 // standard std::apply computes a noexcept specification (is_nothrow_invocable
@@ -14,14 +15,17 @@
 #include <type_traits>
 #include <utility>
 
+#include "fusor/core/operand_tuple.hpp"
+
 namespace fusor::detail {
 
 template <class F, class Tuple, std::size_t... I>
 constexpr decltype(auto) apply_at(F&& f, Tuple&& t, std::index_sequence<I...>) {
-  return static_cast<F&&>(f)(std::get<I>(static_cast<Tuple&&>(t))...);
+  using std::get;  // a std::tuple's; detail::get is an operands'
+  return static_cast<F&&>(f)(get<I>(static_cast<Tuple&&>(t))...);
 }
 
-/// f(std::get<0>(t), std::get<1>(t), ...).
+/// f(get<0>(t), get<1>(t), ...) for a std::tuple or a detail::operand_tuple.
 template <class F, class Tuple>
 constexpr decltype(auto) apply(F&& f, Tuple&& t) {
   return apply_at(static_cast<F&&>(f), static_cast<Tuple&&>(t),

@@ -46,7 +46,7 @@ class map_node<F, R, type_list<Casts...>, Args...> : public expression_base {
 
   explicit map_node(Args... args) : args_(std::move(args)...) {}
 
-  const std::tuple<Args...>& args() const noexcept { return args_; }
+  const detail::operand_tuple<Args...>& args() const noexcept { return args_; }
 
   /// Which operands are written in parentheses (infix ones).
   static constexpr std::array<bool, sizeof...(Args)> parenthesized{detail::written_infix<Args>...};
@@ -60,7 +60,7 @@ class map_node<F, R, type_list<Casts...>, Args...> : public expression_base {
   }
 
  private:
-  std::tuple<Args...> args_;
+  detail::operand_tuple<Args...> args_;
 };
 
 /// Conversion to T as numpy's astype does (fusor::cast<T>(x)).

@@ -98,8 +98,8 @@ class join_node : public expression_base {
                 "FUSOR_JOIN_DTYPE_MISMATCH: the parts of concatenate / stack must have one dtype; convert them "
                 "with fusor::cast<T>(...)");
 
-  join_node(std::tuple<A...> parts, const join_params& p) : parts_(std::move(parts)), params_(p) {}
-  const std::tuple<A...>& args() const noexcept { return parts_; }
+  join_node(const join_params& p, A... parts) : parts_(std::move(parts)...), params_(p) {}
+  const detail::operand_tuple<A...>& args() const noexcept { return parts_; }
   const join_params& join() const noexcept { return params_; }
 
   std::string str() const {
@@ -116,7 +116,7 @@ class join_node : public expression_base {
   }
 
  private:
-  std::tuple<A...> parts_;
+  detail::operand_tuple<A...> parts_;
   join_params params_;
 };
 
@@ -150,8 +150,7 @@ template <class... X>
   p.axis = axis;
   return fusor::detail::apply(
       [&](auto&&... x) {
-        return join_node<detail::join_rank<X...>(), as_expression_t<X>...>(
-            std::tuple<as_expression_t<X>...>(as_expression(std::move(x))...), p);
+        return join_node<detail::join_rank<X...>(), as_expression_t<X>...>(p, as_expression(std::move(x))...);
       },
       std::move(parts));
 }
@@ -196,7 +195,7 @@ template <class X>
   p.kind = join_kind::roll;
   p.axis = axis;
   p.shift = shift;
-  return join_node<E::rank, E>(std::tuple<E>(as_expression(std::forward<X>(x))), p);
+  return join_node<E::rank, E>(p, as_expression(std::forward<X>(x)));
 }
 
 namespace detail {
@@ -212,7 +211,7 @@ auto padded(X&& x, std::initializer_list<std::array<index_t, 2>> widths, join_pa
     p.after[static_cast<std::size_t>(p.widths)] = w[1];
     ++p.widths;
   }
-  return join_node<E::rank, E>(std::tuple<E>(as_expression(std::forward<X>(x))), p);
+  return join_node<E::rank, E>(p, as_expression(std::forward<X>(x)));
 }
 }  // namespace detail
 

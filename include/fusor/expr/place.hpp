@@ -41,7 +41,7 @@ const auto& unref(const F& f) noexcept {
 /// Operand K of a forward selection node: its arg(), or part K of a join.
 template <std::size_t K, class F>
 const auto& selected_from(const F& f) noexcept {
-  if constexpr (requires { f.join(); }) return std::get<K>(f.args());
+  if constexpr (requires { f.join(); }) return detail::get<K>(f.args());
   else return f.arg();
 }
 }  // namespace detail

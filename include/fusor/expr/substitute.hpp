@@ -160,8 +160,8 @@ diagonal_node<A> substitute(const diagonal_node<A>& e, const std::tuple<S...>& s
 
 template <int N, class... A, class... S>
 join_node<N, A...> substitute(const join_node<N, A...>& e, const std::tuple<S...>& swaps) {
-  return join_node<N, A...>(fusor::detail::apply([&](const auto&... a) { return std::tuple<A...>(substitute(a, swaps)...); }, e.args()),
-                            e.join());
+  return fusor::detail::apply([&](const auto&... a) { return join_node<N, A...>(e.join(), substitute(a, swaps)...); },
+                              e.args());
 }
 
 template <class A, class I, int N, class... S>

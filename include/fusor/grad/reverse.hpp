@@ -212,7 +212,7 @@ class walker {
       }();
       auto local = fusor::detail::apply(
           [&](const auto&... a) { return rule<F>::template partial<K>(g, ref(e), as_dtype<C>(ref(a))...); }, e.args());
-      return back(std::get<K>(e.args()),
+      return back(detail::get<K>(e.args()),
                   make_part<L || !fills, S && fills>(as_dtype<value_type_t<AK>>(std::move(local))));
     }
   }
@@ -434,7 +434,7 @@ class walker {
   auto join_part(const join_node<N, A...>& e, const G& g) {
     using AK = std::tuple_element_t<K, std::tuple<A...>>;
     if constexpr (!reaches_direct_v<AK, W, Cuts>) return none{};
-    else return back(std::get<K>(e.args()), make_part<false, false>(place<K>(g, e)));
+    else return back(detail::get<K>(e.args()), make_part<false, false>(place<K>(g, e)));
   }
 
   /// A place is linear in its adjoint operand: the adjoint of that operand is
@@ -460,18 +460,15 @@ class walker {
         using V = value_type_t<G>;
         join_params p = f.join();
         p.fill = 0;
-        auto parts = [&]<std::size_t... J>(std::index_sequence<J...>) {
-          return std::make_tuple([&] {
-            if constexpr (J == K) return a;
-            else return zeros_of<V>(ref(std::get<J>(f.args())));
-          }()...);
+        const auto part_of = [&]<std::size_t J>(std::integral_constant<std::size_t, J>) {
+          if constexpr (J == K) return a;
+          else return zeros_of<V>(ref(detail::get<J>(f.args())));
+        };
+        return [&]<std::size_t... J>(std::index_sequence<J...>) {
+          using Join = join_node<std::remove_cvref_t<decltype(f)>::rank,
+                                 decltype(part_of(std::integral_constant<std::size_t, J>{}))...>;
+          return back(e.arg(), make_part<false, false>(Join(p, part_of(std::integral_constant<std::size_t, J>{})...)));
         }(std::make_index_sequence<std::tuple_size_v<std::remove_cvref_t<decltype(f.args())>>>{});
-        return fusor::detail::apply(
-            [&](auto&... q) {
-              using J = join_node<std::remove_cvref_t<decltype(f)>::rank, std::remove_cvref_t<decltype(q)>...>;
-              return back(e.arg(), make_part<false, false>(J(std::tuple(std::move(q)...), p)));
-            },
-            parts);
       }
     }
   }
@@ -514,13 +511,13 @@ auto target_leaf(const T& t) {
 /// pre-order (cut_sites); CutInfo is the cuts_of that chose them.
 template <class CutInfo, class Cost, class... S>
 auto sites_of(const Cost& cost, tlist<S...>) {
-  std::tuple<cut_sites<S, CutInfo::template live_count<S>()>...> sites;
+  detail::operand_tuple<cut_sites<S, CutInfo::template live_count<S>()>...> sites;
   std::array<std::size_t, sizeof...(S) + 1> filled{};
   visit_live_nodes(cost, [&](const auto& node) {
     using N = std::remove_cvref_t<decltype(node)>;
     constexpr int i = index_in<N, tlist<S...>>::value;
     if constexpr (i >= 0) {
-      auto& site = std::get<static_cast<std::size_t>(i)>(sites);
+      auto& site = detail::get<static_cast<std::size_t>(i)>(sites);
       std::size_t& k = filled[static_cast<std::size_t>(i)];
       if (k < site.at.size()) site.at[k] = &node;
       ++k;
@@ -537,7 +534,7 @@ auto sites_of(const Cost& cost, tlist<S...>) {
             site.first[k] = true;
             for (std::size_t e = 0; e < k && site.first[k]; ++e) site.first[k] = site.key[e] != site.key[k];
           }
-        }(std::get<I>(sites), filled[I]),
+        }(detail::get<I>(sites), filled[I]),
         ...);
   }(std::index_sequence_for<S...>{});
   return sites;
@@ -548,24 +545,25 @@ auto sites_of(const Cost& cost, tlist<S...>) {
 /// cut containing it comes first), whose adjoints `before` holds.
 template <std::size_t I, class Cuts, class Cost, class Sites, class Seed, class... Before>
 auto cut_adjoint(const Cost& cost, const Sites& sites, const Seed& seed, std::size_t j, const Before&... before) {
-  const auto& site = std::get<I>(sites);
+  const auto& site = detail::get<I>(sites);
   using S = std::remove_cvref_t<decltype(*site.at[0])>;
   walker<S, true, Cuts> walk(*site.at[j], site.key[j], !site.first[j]);
   auto from_cost = walk.back(cost, seed);
   return [&]<std::size_t... K>(std::index_sequence<K...>) {
-    return sum_parts(std::move(from_cost), walk.below(std::get<K>(sites), before)...);
+    return sum_parts(std::move(from_cost), walk.below(detail::get<K>(sites), before)...);
   }(std::index_sequence_for<Before...>{});
 }
 
 /// The adjoints of every cut point, in order, one array per cut point (an
 /// entry per occurrence; only the first occurrence of each value is open).
 /// The ones computed so far are passed on as a pack: one tuple is built at
-/// the end, not one per cut point.
+/// the end, not one per cut point (an operand_tuple: its element types are
+/// gradients, core/operand_tuple.hpp says why not a std::tuple).
 template <class Cuts, class Cost, class Sites, class Seed, class... Before>
 auto cut_adjoints(const Cost& cost, const Sites& sites, const Seed& seed, Before... before) {
   constexpr std::size_t I = sizeof...(Before);
   if constexpr (I == Cuts::size) {
-    return std::tuple<Before...>(std::move(before)...);
+    return detail::operand_tuple<Before...>(std::move(before)...);
   } else {
     constexpr std::size_t M = std::tuple_element_t<I, Sites>::size;
     auto adj = [&]<std::size_t... J>(std::index_sequence<J...>) {
@@ -594,7 +592,7 @@ auto target_gradient(const Cost& cost, const Sites& sites, const Seed& seed, con
   walker<W, gated, Cuts> walk(leaf, value_key(leaf));
   auto from_cost = walk.back(cost, seed);
   auto total = [&]<std::size_t... K>(std::index_sequence<K...>) {
-    return sum_parts(std::move(from_cost), walk.below(std::get<K>(sites), std::get<K>(adjoints))...);
+    return sum_parts(std::move(from_cost), walk.below(detail::get<K>(sites), detail::get<K>(adjoints))...);
   }(std::make_index_sequence<Cuts::size>{});
   if (!walk.found())
     throw value_error("fusor::grad: " + leaf.str() + " does not appear in the cost " + cost.str() +

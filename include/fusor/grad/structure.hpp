@@ -287,7 +287,7 @@ void visit_live_nodes(const X& e, F&& f) {
     };
     if constexpr (requires { e.args(); }) {
       [&]<std::size_t... K>(std::index_sequence<K...>) {
-        (at(std::integral_constant<std::size_t, K>{}, std::get<K>(e.args())), ...);
+        (at(std::integral_constant<std::size_t, K>{}, detail::get<K>(e.args())), ...);
       }(std::make_index_sequence<std::tuple_size_v<std::remove_cvref_t<decltype(e.args())>>>{});
     } else if constexpr (requires { e.lhs(); }) {
       at(std::integral_constant<std::size_t, 0>{}, e.lhs());

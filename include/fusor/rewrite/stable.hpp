@@ -149,10 +149,8 @@ auto rebuild_other(const take_node<A, I, N>& e) {
 }
 template <int N, class... A>
 auto rebuild_other(const join_node<N, A...>& e) {
-  auto parts = fusor::detail::apply([](const auto&... a) { return std::make_tuple(stabilize(a)...); }, e.args());
   return fusor::detail::apply(
-      [&](auto&... p) { return join_node<N, std::remove_cvref_t<decltype(p)>...>(std::tuple(std::move(p)...), e.join()); },
-      parts);
+      [&](const auto&... a) { return join_node<N, decltype(stabilize(a))...>(e.join(), stabilize(a)...); }, e.args());
 }
 template <class G, class L>
 auto rebuild_other(const sum_to_node<G, L>& e) {
@@ -196,18 +194,18 @@ template <class X>
 auto rule(const X& e) {
   if constexpr (is_map_of_v<X, fn::log_op>) {
     using A = std::tuple_element_t<0, std::remove_cvref_t<decltype(e.args())>>;
-    const A& a = std::get<0>(e.args());
+    const A& a = detail::get<0>(e.args());
     using R = value_type_t<X>;
     if constexpr (is_map_of_v<A, fn::sigmoid>) {  // log(sigmoid(x)) -> -softplus(-x)
-      return as_dtype<R>(-softplus(-std::get<0>(a.args())));
+      return as_dtype<R>(-softplus(-detail::get<0>(a.args())));
     } else if constexpr (is_map_of_v<A, fn::exp_op>) {  // log(exp(x)) -> x
-      return as_dtype<R>(std::get<0>(a.args()));
+      return as_dtype<R>(detail::get<0>(a.args()));
     } else if constexpr (is_map_of_v<A, fn::minus>) {
       using L = std::tuple_element_t<0, std::remove_cvref_t<decltype(a.args())>>;
       using S = std::tuple_element_t<1, std::remove_cvref_t<decltype(a.args())>>;
       if constexpr (is_constant_v<L> && is_map_of_v<S, fn::sigmoid>) {  // log(1 - sigmoid(x)) -> -softplus(x)
-        const auto& x = std::get<0>(std::get<1>(a.args()).args());
-        return choose(is_one(std::get<0>(a.args())), as_dtype<R>(-softplus(x)), e);
+        const auto& x = detail::get<0>(detail::get<1>(a.args()).args());
+        return choose(is_one(detail::get<0>(a.args())), as_dtype<R>(-softplus(x)), e);
       } else {
         return e;
       }
@@ -215,14 +213,14 @@ auto rule(const X& e) {
       using L = std::tuple_element_t<0, std::remove_cvref_t<decltype(a.args())>>;
       using Rt = std::tuple_element_t<1, std::remove_cvref_t<decltype(a.args())>>;
       if constexpr (is_constant_v<L> && !is_constant_v<Rt>)
-        return choose(is_one(std::get<0>(a.args())), as_dtype<R>(log1p(std::get<1>(a.args()))), e);
+        return choose(is_one(detail::get<0>(a.args())), as_dtype<R>(log1p(detail::get<1>(a.args()))), e);
       else if constexpr (is_constant_v<Rt> && !is_constant_v<L>)
-        return choose(is_one(std::get<1>(a.args())), as_dtype<R>(log1p(std::get<0>(a.args()))), e);
+        return choose(is_one(detail::get<1>(a.args())), as_dtype<R>(log1p(detail::get<0>(a.args()))), e);
       else return e;
     } else if constexpr (requires { typename A::operation; } && !requires { a.like(); }) {
       // log(sum(exp(x), ...)) -> the max-shifted log-sum-exp
       if constexpr (std::is_same_v<typename A::operation, red::sum> && is_map_of_v<std::remove_cvref_t<decltype(a.arg())>, fn::exp_op>) {
-        const auto& x = std::get<0>(a.arg().args());
+        const auto& x = detail::get<0>(a.arg().args());
         using XT = std::remove_cvref_t<decltype(x)>;
         if constexpr (std::is_floating_point_v<value_type_t<XT>>) {
           return as_dtype<R>(stable_logsumexp<A::rank>(x, a.axes(), a.axis_count(), a.keeps_dims()));
@@ -240,7 +238,7 @@ auto rule(const X& e) {
     using Rt = std::tuple_element_t<1, std::remove_cvref_t<decltype(e.args())>>;
     if constexpr (is_map_of_v<L, fn::exp_op> && is_constant_v<Rt>) {
       using R = value_type_t<X>;
-      return choose(is_one(std::get<1>(e.args())), as_dtype<R>(expm1(std::get<0>(std::get<0>(e.args()).args()))), e);
+      return choose(is_one(detail::get<1>(e.args())), as_dtype<R>(expm1(detail::get<0>(detail::get<0>(e.args()).args()))), e);
     } else {
       return e;
     }

@@ -1,0 +1,87 @@
+// fusor/core/operand_tuple.hpp — the operands of an expression node: a tuple
+// without std::tuple's constructors.
+//
+// A node keeps its operands by value, so a node's type spells out the whole
+// tree below it, and a gradient's tree shares subtrees: printed out, its type
+// grows exponentially with its depth. std::tuple's element-wise, converting
+// and allocator constructors are templates constrained by enable_if, one of
+// each implicit/explicit pair always failing; both compilers pay for every
+// failure over the element types (clang prints the failed condition, types
+// and all, for a diagnostic it never shows). A 22-level tree of pairs took
+// 52 s in g++ 12 and 14 s in clang 14 held in std::tuple, 3.2 s and 0.45 s
+// held here; a second derivative through take did not compile in clang at
+// all. operand_tuple has one non-template constructor, a defaulted default
+// one and the implicit copies and moves: nothing to deduce, nothing to fail.
+//
+// It is tuple-like: std::tuple_size, std::tuple_element, detail::get<K> (found
+// by argument-dependent lookup, so detail::apply takes it as it takes a
+// std::tuple) and structured bindings.
+#pragma once
+
+#include <cstddef>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+namespace fusor::detail {
+
+template <std::size_t I, class T>
+struct operand_slot {
+  T value;
+};
+
+template <class Indices, class... T>
+struct operand_tuple_base;
+
+template <std::size_t... I, class... T>
+struct operand_tuple_base<std::index_sequence<I...>, T...> : operand_slot<I, T>... {
+  constexpr operand_tuple_base() = default;
+  constexpr explicit operand_tuple_base(T... v) : operand_slot<I, T>{std::move(v)}... {}
+};
+
+template <>
+struct operand_tuple_base<std::index_sequence<>> {};
+
+/// The operands of a node, by value, in order.
+template <class... T>
+struct operand_tuple : operand_tuple_base<std::index_sequence_for<T...>, T...> {
+  using operand_tuple_base<std::index_sequence_for<T...>, T...>::operand_tuple_base;
+};
+
+// Slot K's type is deduced from the base class: no recursion over the pack.
+template <std::size_t K, class T>
+constexpr const T& slot_value(const operand_slot<K, T>& s) noexcept {
+  return s.value;
+}
+template <std::size_t K, class T>
+constexpr T& slot_value(operand_slot<K, T>& s) noexcept {
+  return s.value;
+}
+template <std::size_t K, class T>
+constexpr T&& slot_value(operand_slot<K, T>&& s) noexcept {
+  return static_cast<T&&>(s.value);
+}
+
+/// Operand K.
+template <std::size_t K, class... T>
+constexpr const auto& get(const operand_tuple<T...>& o) noexcept {
+  return slot_value<K>(o);
+}
+template <std::size_t K, class... T>
+constexpr auto& get(operand_tuple<T...>& o) noexcept {
+  return slot_value<K>(o);
+}
+template <std::size_t K, class... T>
+constexpr auto&& get(operand_tuple<T...>&& o) noexcept {
+  return slot_value<K>(static_cast<operand_tuple<T...>&&>(o));
+}
+
+}  // namespace fusor::detail
+
+template <class... T>
+struct std::tuple_size<fusor::detail::operand_tuple<T...>> : std::integral_constant<std::size_t, sizeof...(T)> {};
+
+template <std::size_t K, class... T>
+struct std::tuple_element<K, fusor::detail::operand_tuple<T...>> {
+  using type = std::remove_cvref_t<decltype(fusor::detail::slot_value<K>(std::declval<const fusor::detail::operand_tuple<T...>&>()))>;
+};
