@@ -10,6 +10,7 @@
 #include "fusor/core/config.hpp"
 #include "fusor/core/dtype.hpp"
 #include "fusor/core/errors.hpp"
+#include "fusor/core/who.hpp"
 
 namespace fusor {
 
@@ -105,6 +106,28 @@ inline std::string too_large(const dims& d, dtype t) {
          " is too large: its size in bytes overflows a signed 64-bit integer (NumPy's limit, 2^63 - 1 bytes)";
 }
 
+namespace detail {
+/// Whether the axes marked in `broadcastable` all have length 1.
+inline bool broadcastable_axes_hold(std::uint32_t broadcastable, const dims& d) noexcept {
+  for (std::size_t i = 0; i < d.rank(); ++i)
+    if (((broadcastable >> i) & 1u) && d[i] != 1) return false;
+  return true;
+}
+
+/// The refusals of require_shape: one function per unit, whoever calls.
+[[noreturn]] inline void refuse_shape(const who_ref& who, std::size_t rank, std::uint32_t broadcastable, const dims& d,
+                                      dtype type) {
+  if (d.rank() != rank)
+    throw rank_error(who() + ": wrong number of dimensions: expected " + std::to_string(rank) + ", got " +
+                     std::to_string(d.rank()) + " with shape " + d.str());
+  for (std::size_t i = 0; i < d.rank(); ++i)
+    if (((broadcastable >> i) & 1u) && d[i] != 1)
+      throw shape_error(who() + ": axis " + std::to_string(i) +
+                        " is broadcastable and must have length 1; received shape " + d.str());
+  throw shape_error(who() + ": received a value of " + too_large(d, type));
+}
+}  // namespace detail
+
 /// The rules a value meets wherever a rank and broadcastable axes are
 /// declared — a shared variable, a symbolic input —: the declared rank, length
 /// 1 on the broadcastable axes (bit d of `broadcastable`), and a shape an
@@ -113,15 +136,9 @@ inline std::string too_large(const dims& d, dtype t) {
 /// string. Throws rank_error or shape_error.
 template <class Who>
 void require_shape(const Who& who, std::size_t rank, std::uint32_t broadcastable, const dims& d, dtype type) {
-  if (d.rank() != rank)
-    throw rank_error(std::string(who()) + ": wrong number of dimensions: expected " + std::to_string(rank) + ", got " +
-                     std::to_string(d.rank()) + " with shape " + d.str());
-  if (broadcastable)
-    for (std::size_t i = 0; i < d.rank(); ++i)
-      if (((broadcastable >> i) & 1u) && d[i] != 1)
-        throw shape_error(std::string(who()) + ": axis " + std::to_string(i) +
-                          " is broadcastable and must have length 1; received shape " + d.str());
-  if (!fits(d, size_of(type))) throw shape_error(std::string(who()) + ": received a value of " + too_large(d, type));
+  if (d.rank() != rank || (broadcastable && !detail::broadcastable_axes_hold(broadcastable, d)) ||
+      !fits(d, size_of(type)))
+    detail::refuse_shape(detail::who_ref(who), rank, broadcastable, d, type);
 }
 
 /// Row-major (C order) element strides of a shape that fits().

@@ -55,30 +55,6 @@ std::string value_text(T v) {
 }  // namespace detail
 
 namespace detail {
-/// The name of whoever a message is about: a string, or a callable building
-/// it (so that a call that passes its checks builds no string).
-template <class Who>
-std::string who_text(const Who& who) {
-  if constexpr (std::is_invocable_v<const Who&>) return std::string(who());
-  else return std::string(who);
-}
-}  // namespace detail
-
-namespace detail {
-/// A reference to whoever a message is about (a string or a callable, as
-/// who_text takes), without its type: the refusals below are compiled once
-/// per unit, not once per caller.
-class who_ref {
- public:
-  template <class Who>
-  explicit who_ref(const Who& who) noexcept
-      : who_(&who), text_([](const void* w) { return who_text(*static_cast<const Who*>(w)); }) {}
-  std::string operator()() const { return text_(who_); }
-
- private:
-  const void* who_;
-  std::string (*text_)(const void*);
-};
 
 /// The refusals of check_cast. `value` and `converted`: the texts of a
 /// scalar source and of what it would become, when the value was the reason.
