@@ -15,13 +15,18 @@
 //
 // It is tuple-like: std::tuple_size, std::tuple_element, detail::get<K> (found
 // by argument-dependent lookup, so detail::apply takes it as it takes a
-// std::tuple) and structured bindings.
+// std::tuple) and structured bindings. It is also the device evaluators'
+// tuple (gpu::tuple, backend/cuda/tuple.hpp): trivially copyable whenever its
+// elements are, as a kernel parameter must be, with FUSOR_INLINE access, and
+// one type in g++ and nvcc units alike. Portable.
 #pragma once
 
 #include <cstddef>
 #include <tuple>
 #include <type_traits>
 #include <utility>
+
+#include "fusor/core/config.hpp"
 
 namespace fusor::detail {
 
@@ -50,29 +55,29 @@ struct operand_tuple : operand_tuple_base<std::index_sequence_for<T...>, T...> {
 
 // Slot K's type is deduced from the base class: no recursion over the pack.
 template <std::size_t K, class T>
-constexpr const T& slot_value(const operand_slot<K, T>& s) noexcept {
+FUSOR_INLINE constexpr const T& slot_value(const operand_slot<K, T>& s) noexcept {
   return s.value;
 }
 template <std::size_t K, class T>
-constexpr T& slot_value(operand_slot<K, T>& s) noexcept {
+FUSOR_INLINE constexpr T& slot_value(operand_slot<K, T>& s) noexcept {
   return s.value;
 }
 template <std::size_t K, class T>
-constexpr T&& slot_value(operand_slot<K, T>&& s) noexcept {
+FUSOR_INLINE constexpr T&& slot_value(operand_slot<K, T>&& s) noexcept {
   return static_cast<T&&>(s.value);
 }
 
 /// Operand K.
 template <std::size_t K, class... T>
-constexpr const auto& get(const operand_tuple<T...>& o) noexcept {
+FUSOR_INLINE constexpr const auto& get(const operand_tuple<T...>& o) noexcept {
   return slot_value<K>(o);
 }
 template <std::size_t K, class... T>
-constexpr auto& get(operand_tuple<T...>& o) noexcept {
+FUSOR_INLINE constexpr auto& get(operand_tuple<T...>& o) noexcept {
   return slot_value<K>(o);
 }
 template <std::size_t K, class... T>
-constexpr auto&& get(operand_tuple<T...>&& o) noexcept {
+FUSOR_INLINE constexpr auto&& get(operand_tuple<T...>&& o) noexcept {
   return slot_value<K>(static_cast<operand_tuple<T...>&&>(o));
 }
 
