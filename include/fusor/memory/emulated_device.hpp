@@ -148,7 +148,8 @@ class emulated_runtime final : public device_runtime {
                     std::size_t element_bytes) override {
     if (view.elements() == 0) return;
     std::array<std::byte, 16> fill{};
-    if (!src) std::memcpy(fill.data(), value, element_bytes);  // read now, as CUDA takes it as a parameter
+    // read now, as CUDA takes it as a parameter (`value` is set exactly when `src` is not)
+    if (!src && value) std::memcpy(fill.data(), value, element_bytes);
     auto body = [=] { detail::move_strided_host(dst, src, fill.data(), view, element_bytes); };
     std::lock_guard lock(mutex_);
     state& d = devices_.at(static_cast<std::size_t>(device));
