@@ -532,7 +532,7 @@ class graph_builder {
     describe(e, n, key);  // adds the operands, then writes the node's text from theirs (expr/text.hpp)
     const int id = intern(n, key);
     if (id < 0) return ~id;
-    if constexpr (requires { typename X::operation; }) mark<kernel_role::reduce, X>(id);
+    if constexpr (detail::has<detail::member::operation, X>) mark<kernel_role::reduce, X>(id);
     if constexpr (is_dot_v<X>) mark<kernel_role::dot, X>(id);
     if constexpr (is_checked_pow_v<X>) mark<kernel_role::check, X>(id);
     return id;
@@ -813,15 +813,15 @@ class graph_builder {
     n.child[0] = operand_in_memory(e.arg());
     n.shape_of[0] = add(e.like());
     key.push_back(static_cast<std::uint64_t>(n.shape_of[0]));
-    if constexpr (requires { f.spec(); }) {
+    if constexpr (detail::has<detail::member::spec, Fw>) {
       n.placed = place_kind::view;
       n.slices = f.spec();
       n.slices.append_key(key);
-    } else if constexpr (requires { f.axis1(); }) {
+    } else if constexpr (detail::has<detail::member::axis1, Fw>) {
       n.placed = place_kind::diagonal;
       n.nparams = 3;
       n.params = {f.offset(), f.axis1(), f.axis2()};
-    } else if constexpr (requires { f.join(); }) {
+    } else if constexpr (detail::has<detail::member::join, Fw>) {
       n.placed = place_kind::join_part;
       n.shape_of[1] = add(f);
       n.nparams = 1;

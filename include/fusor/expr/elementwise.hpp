@@ -26,7 +26,7 @@ class map_node;
 namespace detail {
 /// Whether a node is written infix (`a + b`): as an operand, it is parenthesised.
 template <class A>
-inline constexpr bool written_infix = requires { requires A::infix; };
+inline constexpr bool written_infix = A::infix;
 }  // namespace detail
 
 template <class... C>
@@ -80,7 +80,7 @@ class cast_node : public expression_base {
 namespace detail {
 
 template <class X>
-inline constexpr bool is_weak_v = requires { requires std::remove_cvref_t<X>::weak; };
+inline constexpr bool is_weak_v = std::remove_cvref_t<X>::weak;
 
 /// The dtype two operands compute in: NumPy promotion, with C++ constants weak.
 template <class A, class B>

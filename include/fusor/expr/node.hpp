@@ -19,13 +19,20 @@
 #include <type_traits>
 
 #include "fusor/core/config.hpp"
+#include "fusor/core/detect.hpp"
 #include "fusor/core/dtype.hpp"
 
 namespace fusor {
 
 /// Base of every expression node; only a tag, so that operators and concepts
 /// recognise nodes without instantiating them.
-struct expression_base {};
+struct expression_base {
+  // Answered by every node, so that asking never fails (a failed probe costs
+  // clang a message naming the node's whole type: core/detect.hpp). A node
+  // written infix (`a + b`) or a NumPy-weak scalar constant declares its own.
+  static constexpr bool infix = false;
+  static constexpr bool weak = false;
+};
 
 template <class T>
 concept expression = std::derived_from<std::remove_cvref_t<T>, expression_base> &&

@@ -41,7 +41,7 @@ const auto& unref(const F& f) noexcept {
 /// Operand K of a forward selection node: its arg(), or part K of a join.
 template <std::size_t K, class F>
 const auto& selected_from(const F& f) noexcept {
-  if constexpr (requires { f.join(); }) return detail::get<K>(f.args());
+  if constexpr (has<member::join, F>) return detail::get<K>(f.args());
   else return f.arg();
 }
 }  // namespace detail
@@ -67,10 +67,10 @@ class place_node : public expression_base {
   /// The operand whose shape the result has (read for its shape only).
   const like_type& like() const noexcept { return detail::selected_from<K>(forward()); }
   /// Whether the adjoint is added (take: indices may repeat), not written.
-  static constexpr bool accumulates = requires(const forward_type& f) { f.indices(); };
+  static constexpr bool accumulates = detail::has<detail::member::indices, forward_type>;
 
   /// Which part of a join it places (-1: not a join's).
-  static constexpr int join_part = requires(const forward_type& f) { f.join(); } ? static_cast<int>(K) : -1;
+  static constexpr int join_part = detail::has<detail::member::join, forward_type> ? static_cast<int>(K) : -1;
   std::string str() const { return detail::place_text(arg_.str(), join_part, forward().str()); }
 
  private:

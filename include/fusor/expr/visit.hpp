@@ -126,7 +126,7 @@ template <class X>
 std::vector<std::uint64_t> shared_reads(const X& e) {
   std::vector<std::uint64_t> ids;
   visit_leaves(e, [&](const auto& leaf) {
-    if constexpr (requires { leaf.variable(); }) ids.push_back(leaf.variable().id());
+    if constexpr (detail::has<detail::member::variable, std::remove_cvref_t<decltype(leaf)>>) ids.push_back(leaf.variable().id());
   });
   return ids;
 }
@@ -177,29 +177,29 @@ std::vector<bool> broadcastable_pattern(const X& e, std::size_t rank) {
 namespace detail {
 template <class X>
 void pattern_into(const X& e, std::vector<bool>& p) {
-  if constexpr (requires { e.variable(); }) {
+  if constexpr (detail::has<detail::member::variable, X>) {
     const auto& v = e.variable();
     std::vector<bool> q = v.broadcastable();
     and_right_aligned(p, q);
-  } else if constexpr (requires { e.same_as(e); }) {
+  } else if constexpr (detail::has<detail::member::same_as, X>) {
     std::vector<bool> q(static_cast<std::size_t>(X::rank));
     for (std::size_t d = 0; d < q.size(); ++d) q[d] = e.broadcastable(d);
     and_right_aligned(p, q);
-  } else if constexpr (requires { e.value(); }) {
+  } else if constexpr (detail::has<detail::member::value, X>) {
     // a constant broadcasts everywhere
-  } else if constexpr (requires { e.shape().rank(); }) {
+  } else if constexpr (detail::has<detail::member::shape_rank, X>) {
     std::vector<bool> q(e.shape().rank());  // a constructor: its extents of 1
     for (std::size_t d = 0; d < q.size(); ++d) q[d] = e.shape()[d] == 1;
     and_right_aligned(p, q);
-  } else if constexpr (requires { e.like(); }) {
+  } else if constexpr (detail::has<detail::member::like, X>) {
     pattern_into(e.like(), p);  // sum_to, reshape_like: the target's shape
-  } else if constexpr (requires { e.numerator(); }) {
+  } else if constexpr (detail::has<detail::member::numerator, X>) {
     // a rank-0 size ratio broadcasts everywhere
-  } else if constexpr (requires { e.join(); } || requires { e.indices(); }) {
+  } else if constexpr (detail::has<detail::member::join, X> || detail::has<detail::member::indices, X>) {
     std::fill(p.begin(), p.end(), false);  // assembled: extents change
-  } else if constexpr (requires { e.args(); }) {
+  } else if constexpr (detail::has<detail::member::args, X>) {
     fusor::detail::apply([&](const auto&... a) { (pattern_into(a, p), ...); }, e.args());
-  } else if constexpr (requires { e.keeps_dims(); }) {
+  } else if constexpr (detail::has<detail::member::keeps_dims, X>) {
     if (!e.keeps_dims()) {
       std::fill(p.begin(), p.end(), false);  // a different rank: nothing is known
       return;
@@ -213,10 +213,10 @@ void pattern_into(const X& e, std::vector<bool>& p) {
         if (a >= 0 && a < r) q[static_cast<std::size_t>(a)] = true;
       }
     and_right_aligned(p, q);
-  } else if constexpr (requires { e.arg(); }) {
+  } else if constexpr (detail::has<detail::member::arg, X>) {
     // cast keeps the pattern; transpose, reshape and views lose what we know
-    if constexpr (requires { e.reverses(); } || requires { e.extent(0); } || requires { e.slice_count(); } ||
-                  requires { e.axis1(); })
+    if constexpr (detail::has<detail::member::reverses, X> || detail::has<detail::member::extent, X> ||
+                  detail::has<detail::member::slice_count, X> || detail::has<detail::member::axis1, X>)
       std::fill(p.begin(), p.end(), false);
     else pattern_into(e.arg(), p);
   } else {

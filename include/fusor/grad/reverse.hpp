@@ -447,11 +447,11 @@ class walker {
       auto a = conform(adj, e);
       using X = decltype(a);
       const auto& f = e.forward();
-      if constexpr (requires { f.spec(); }) {
+      if constexpr (detail::has<detail::member::spec, std::remove_cvref_t<decltype(f)>>) {
         return back(e.arg(), make_part<false, false>(view_node<X, G::rank>(std::move(a), f.spec())));
-      } else if constexpr (requires { f.axis1(); }) {
+      } else if constexpr (detail::has<detail::member::axis1, std::remove_cvref_t<decltype(f)>>) {
         return back(e.arg(), make_part<false, false>(diagonal_node<X>(std::move(a), f.offset(), f.axis1(), f.axis2())));
-      } else if constexpr (requires { f.indices(); }) {
+      } else if constexpr (detail::has<detail::member::indices, std::remove_cvref_t<decltype(f)>>) {
         return back(e.arg(), make_part<false, false>(take_node<X, std::remove_cvref_t<decltype(f.indices())>, G::rank>(
                                                          std::move(a), f.indices(), f.axis())));
       } else {

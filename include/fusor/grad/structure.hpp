@@ -285,17 +285,17 @@ void visit_live_nodes(const X& e, F&& f) {
     auto at = [&]<std::size_t K>(std::integral_constant<std::size_t, K>, const auto& operand) {
       if constexpr (((bits >> K) & 1) != 0) visit_live_nodes(operand, f);
     };
-    if constexpr (requires { e.args(); }) {
+    if constexpr (detail::has<detail::member::args, X>) {
       [&]<std::size_t... K>(std::index_sequence<K...>) {
         (at(std::integral_constant<std::size_t, K>{}, detail::get<K>(e.args())), ...);
       }(std::make_index_sequence<std::tuple_size_v<std::remove_cvref_t<decltype(e.args())>>>{});
-    } else if constexpr (requires { e.lhs(); }) {
+    } else if constexpr (detail::has<detail::member::lhs, X>) {
       at(std::integral_constant<std::size_t, 0>{}, e.lhs());
       at(std::integral_constant<std::size_t, 1>{}, e.rhs());
-    } else if constexpr (requires { e.indices(); }) {
+    } else if constexpr (detail::has<detail::member::indices, X>) {
       at(std::integral_constant<std::size_t, 0>{}, e.arg());
       at(std::integral_constant<std::size_t, 1>{}, e.indices());
-    } else if constexpr (requires { e.arg(); }) {
+    } else if constexpr (detail::has<detail::member::arg, X>) {
       at(std::integral_constant<std::size_t, 0>{}, e.arg());
     }
   }

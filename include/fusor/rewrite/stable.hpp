@@ -217,7 +217,7 @@ auto rule(const X& e) {
       else if constexpr (is_constant_v<Rt> && !is_constant_v<L>)
         return choose(is_one(detail::get<1>(a.args())), as_dtype<R>(log1p(detail::get<0>(a.args()))), e);
       else return e;
-    } else if constexpr (requires { typename A::operation; } && !requires { a.like(); }) {
+    } else if constexpr (detail::has<detail::member::operation, A> && !detail::has<detail::member::like, A>) {
       // log(sum(exp(x), ...)) -> the max-shifted log-sum-exp
       if constexpr (std::is_same_v<typename A::operation, red::sum> && is_map_of_v<std::remove_cvref_t<decltype(a.arg())>, fn::exp_op>) {
         const auto& x = detail::get<0>(a.arg().args());

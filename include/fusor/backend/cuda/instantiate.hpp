@@ -37,7 +37,7 @@ struct kernel_walk {
       node<typename X::target_type>();
     } else {
       children<X>::walk();
-      if constexpr (requires { typename X::operation; }) Policy::template reduce<X>();
+      if constexpr (fusor::detail::has<fusor::detail::member::operation, X>) Policy::template reduce<X>();
       if constexpr (is_dot_v<X>) Policy::template dot<X>();
       if constexpr (is_checked_pow_v<X>) Policy::template check<X>();
     }
