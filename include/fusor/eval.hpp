@@ -39,7 +39,7 @@ namespace detail {
 /// reshape extents), in node order.
 using key_t = std::vector<std::uint64_t>;
 template <class T, int N> void graph_key(const input<T, N>&, key_t&);
-template <class T> void graph_key(const shared_leaf<T>&, key_t&);
+template <auto Tag> void graph_key(const basic_shared_leaf<Tag>&, key_t&);
 template <element E> void graph_key(const constant<E>&, key_t&);
 template <int N> void graph_key(const iota_node<N>&, key_t&);
 template <class F, class R, class Casts, class... A> void graph_key(const map_node<F, R, Casts, A...>&, key_t&);
@@ -103,8 +103,8 @@ template <class T, int N>
 void graph_key(const input<T, N>& e, std::vector<std::uint64_t>& key) {
   key.push_back(e.id());
 }
-template <class T>
-void graph_key(const shared_leaf<T>& e, std::vector<std::uint64_t>& key) {
+template <auto Tag>
+void graph_key(const basic_shared_leaf<Tag>& e, std::vector<std::uint64_t>& key) {
   key.push_back(e.variable().id());
 }
 template <element E>
@@ -377,10 +377,10 @@ void assign(shared<T>& dest, X&& x, const B&... bindings) {
 /// index written; otherwise into a fresh buffer, which u then holds (the
 /// rest of u is copied there first). A C++ number is a weak scalar of u's
 /// dtype: `assign(view(u, 0), 0)`.
-template <class T, int N, class X, class... B>
+template <auto Tag, int N, class X, class... B>
   requires(operand<X>)
-void assign(const view_node<shared_leaf<T>, N>& dest, X&& x, const B&... bindings) {
-  using E = element_type_of<T>;
+void assign(const view_node<basic_shared_leaf<Tag>, N>& dest, X&& x, const B&... bindings) {
+  using E = typename basic_shared_leaf<Tag>::value_type;
   auto expr = stabilize(detail::update_expression<E>(std::forward<X>(x)));  // rewrite/stable.hpp
   static_assert(std::is_same_v<value_type_t<decltype(expr)>, E>,
                 "FUSOR_UPDATE_DTYPE_MISMATCH: fusor::assign into a view: the expression must have the variable's "

@@ -594,8 +594,8 @@ class graph_builder {
     if (n.leaf < 0) n.leaf = declare_input(e);
     key.push_back(e.id());
   }
-  template <class T>
-  void describe(const shared_leaf<T>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+  template <auto Tag>
+  void describe(const basic_shared_leaf<Tag>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.text = e.str();
     if (describe_given(e.variable().id(), n, key)) return;
     n.kind = node_kind::shared;

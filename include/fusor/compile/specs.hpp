@@ -129,8 +129,9 @@ template <class T, class Y>
 /// view's shape, and the rest of u keeps its value. The expression may read
 /// u anywhere (a stencil reads it shifted): it sees the values of the call's
 /// start.
-template <class T, int N, class Y>
-[[nodiscard]] auto update(const view_node<shared_leaf<T>, N>& target, Y&& expression) {
+template <auto Tag, int N, class Y>
+[[nodiscard]] auto update(const view_node<basic_shared_leaf<Tag>, N>& target, Y&& expression) {
+  using T = typename basic_shared_leaf<Tag>::variable_type;
   using X = detail::update_expression_t<element_type_of<T>, Y>;
   static_assert(std::is_same_v<value_type_t<X>, element_type_of<T>>,
                 "FUSOR_UPDATE_DTYPE_MISMATCH: an update must have the variable's dtype exactly (Theano's rule, "

@@ -123,18 +123,42 @@ binding<T, N> input<T, N>::operator=(const V& value) const {
   }
 }
 
+namespace detail {
+/// A shared variable's C++ type, carried by a leaf as a value (the address of
+/// this function), not as a type: see basic_shared_leaf. (A function, not a
+/// variable template: nvcc's front end refuses a variable template's address
+/// as a template argument in a dependent context.)
+template <class T>
+constexpr T* container_tag() noexcept {
+  return nullptr;
+}
+}  // namespace detail
+
 /// A shared variable as a leaf: the expression holds the handle (by value), and
 /// reads the variable's storage as it is when the expression is evaluated.
-template <class T>
-  requires tensor_shareable<T>
-class shared_leaf : public expression_base {
+/// Spelled `shared_leaf<T>` (below).
+///
+/// Why the variable's type is carried by a function pointer, not as a type:
+/// argument-dependent lookup of an operator over an expression searches the
+/// namespaces of every *type* in the expression's type, its nodes' template
+/// arguments included, and not those of a value. With `shared_leaf<xt::xtensor<
+/// ...>>` every `a + b` over fusor expressions also considered xtensor's
+/// unconstrained operator templates, each refused by an enable_if over the
+/// whole expression type; clang writes out each refused condition, a
+/// gradient's type written out grows exponentially with its depth, and a
+/// second-derivative test ran out of memory.
+template <auto Tag>
+class basic_shared_leaf : public expression_base {
  public:
-  using value_type = element_type_of<T>;
-  static constexpr int rank = rank_of<T>;
+  using variable_type = std::remove_pointer_t<decltype(Tag())>;
+  using value_type = element_type_of<variable_type>;
+  static constexpr int rank = rank_of<variable_type>;
 
-  using variable_type = T;
+ private:
+  using T = variable_type;
 
-  explicit shared_leaf(shared<T> variable) : variable_(std::move(variable)) {}
+ public:
+  explicit basic_shared_leaf(shared<T> variable) : variable_(std::move(variable)) {}
   const shared<T>& variable() const noexcept { return variable_; }
   std::string str() const {
     return variable_.name().empty() ? "<shared#" + std::to_string(variable_.id()) + ">" : variable_.name();
@@ -143,6 +167,12 @@ class shared_leaf : public expression_base {
  private:
   shared<T> variable_;
 };
+
+/// A shared variable of type T as a leaf (what `x + 1` holds for a
+/// `fusor::shared<T> x`).
+template <class T>
+  requires tensor_shareable<T>
+using shared_leaf = basic_shared_leaf<&detail::container_tag<T>>;
 
 /// A constant: a number (below) or an array (after it), PyTensor's
 /// pt.constant. `fusor::constant(v)` deduces which.

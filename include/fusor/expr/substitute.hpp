@@ -55,8 +55,8 @@ shared<T> swapped(const shared<T>& v, const std::tuple<S...>& swaps) {
 
 template <class T, int N, class... S>
 input<T, N> substitute(const input<T, N>& e, const std::tuple<S...>&);
-template <class T, class... S>
-shared_leaf<T> substitute(const shared_leaf<T>& e, const std::tuple<S...>& swaps);
+template <auto Tag, class... S>
+basic_shared_leaf<Tag> substitute(const basic_shared_leaf<Tag>& e, const std::tuple<S...>& swaps);
 template <element E, class... S>
 constant<E> substitute(const constant<E>& e, const std::tuple<S...>&);
 template <int N, class... S>
@@ -112,9 +112,9 @@ template <class T, int N, class... S>
 input<T, N> substitute(const input<T, N>& e, const std::tuple<S...>&) {
   return e;
 }
-template <class T, class... S>
-shared_leaf<T> substitute(const shared_leaf<T>& e, const std::tuple<S...>& swaps) {
-  return shared_leaf<T>(swapped(e.variable(), swaps));
+template <auto Tag, class... S>
+basic_shared_leaf<Tag> substitute(const basic_shared_leaf<Tag>& e, const std::tuple<S...>& swaps) {
+  return basic_shared_leaf<Tag>(swapped(e.variable(), swaps));
 }
 template <element E, class... S>
 constant<E> substitute(const constant<E>& e, const std::tuple<S...>&) {

@@ -30,8 +30,8 @@ template <class F, class T, int N>
 void visit_leaves(const input<T, N>& e, F&& f) {
   f(e);
 }
-template <class F, class T>
-void visit_leaves(const shared_leaf<T>& e, F&& f) {
+template <class F, auto Tag>
+void visit_leaves(const basic_shared_leaf<Tag>& e, F&& f) {
   f(e);
 }
 template <class F, element E>
@@ -138,8 +138,8 @@ template <class X>
 inline constexpr bool is_elementwise_v = false;
 template <class T, int N>
 inline constexpr bool is_elementwise_v<input<T, N>> = true;
-template <class T>
-inline constexpr bool is_elementwise_v<shared_leaf<T>> = true;
+template <auto Tag>
+inline constexpr bool is_elementwise_v<basic_shared_leaf<Tag>> = true;
 template <element E>
 inline constexpr bool is_elementwise_v<constant<E>> = true;
 template <int N>
