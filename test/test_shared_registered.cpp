@@ -2,7 +2,9 @@
 // borrow and adopt) and one generic value (held and deep-copied, R14).
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <map>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -19,7 +21,15 @@ struct settings {
   std::map<std::string, int> values;
   std::string label;
 };
+/// Found by argument-dependent lookup exactly when namespace `user` is
+/// associated with the argument's type (the fallback below says false).
+template <class T>
+constexpr bool user_namespace_searched(const T&) {
+  return true;
+}
 }  // namespace user
+
+constexpr bool user_namespace_searched(...) { return false; }
 
 template <>
 struct fusor::shared_constructor<user::image> {
@@ -95,4 +105,25 @@ TEST_CASE("a generic value is held as is and deep-copied by get_value (R14)") {
   user::settings taken = s.take_value();
   CHECK(taken.label == "again");
   CHECK_FALSE(s.has_value());
+}
+
+TEST_CASE("a registered type's namespace joins no lookup over fusor expressions") {
+  // A leaf carries its variable's C++ type as a value, not as a type, so an
+  // operator over fusor expressions never considers the operators of the
+  // container's namespace (xtensor's are unconstrained templates: each one
+  // was a candidate, refused by an enable_if over the whole expression type).
+  auto img = fusor::shared(user::image{1, 2, {1, 2}}, "img");
+  CHECK(user_namespace_searched(user::image{}));  // the probe works
+  CHECK(user_namespace_searched(img));            // the handle names its type
+  const auto leaf = fusor::as_expression(img);
+  const auto expr = fusor::exp(img) * 2.f + img;
+  CHECK_FALSE(user_namespace_searched(leaf));
+  CHECK_FALSE(user_namespace_searched(expr));
+  CHECK(std::is_same_v<typename decltype(leaf)::variable_type, user::image>);
+  CHECK(fusor::detail::has<fusor::detail::member::variable, decltype(leaf)>);
+  CHECK_FALSE(fusor::detail::has<fusor::detail::member::variable, decltype(expr)>);
+  CHECK(fusor::detail::has<fusor::detail::member::args, decltype(expr)>);
+  // and the expression computes as before
+  const xt::xtensor<float, 2> v = fusor::eval(expr);
+  CHECK(v(0, 1) == doctest::Approx(2 * std::exp(2.f) + 2));
 }
