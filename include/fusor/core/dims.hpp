@@ -107,11 +107,11 @@ inline std::string too_large(const dims& d, dtype t) {
 }
 
 namespace detail {
-/// Whether the axes marked in `broadcastable` all have length 1.
-inline bool broadcastable_axes_hold(std::uint32_t broadcastable, const dims& d) noexcept {
+/// The first axis marked in `broadcastable` whose length is not 1, or -1.
+inline int broadcast_violation(std::uint32_t broadcastable, const dims& d) noexcept {
   for (std::size_t i = 0; i < d.rank(); ++i)
-    if (((broadcastable >> i) & 1u) && d[i] != 1) return false;
-  return true;
+    if (((broadcastable >> i) & 1u) && d[i] != 1) return static_cast<int>(i);
+  return -1;
 }
 
 /// The refusals of require_shape: one function per unit, whoever calls.
@@ -120,10 +120,9 @@ inline bool broadcastable_axes_hold(std::uint32_t broadcastable, const dims& d) 
   if (d.rank() != rank)
     throw rank_error(who() + ": wrong number of dimensions: expected " + std::to_string(rank) + ", got " +
                      std::to_string(d.rank()) + " with shape " + d.str());
-  for (std::size_t i = 0; i < d.rank(); ++i)
-    if (((broadcastable >> i) & 1u) && d[i] != 1)
-      throw shape_error(who() + ": axis " + std::to_string(i) +
-                        " is broadcastable and must have length 1; received shape " + d.str());
+  if (const int i = broadcast_violation(broadcastable, d); i >= 0)
+    throw shape_error(who() + ": axis " + std::to_string(i) + " is broadcastable and must have length 1; received shape " +
+                      d.str());
   throw shape_error(who() + ": received a value of " + too_large(d, type));
 }
 }  // namespace detail
@@ -136,7 +135,7 @@ inline bool broadcastable_axes_hold(std::uint32_t broadcastable, const dims& d) 
 /// string. Throws rank_error or shape_error.
 template <class Who>
 void require_shape(const Who& who, std::size_t rank, std::uint32_t broadcastable, const dims& d, dtype type) {
-  if (d.rank() != rank || (broadcastable && !detail::broadcastable_axes_hold(broadcastable, d)) ||
+  if (d.rank() != rank || (broadcastable && detail::broadcast_violation(broadcastable, d) >= 0) ||
       !fits(d, size_of(type)))
     detail::refuse_shape(detail::who_ref(who), rank, broadcastable, d, type);
 }

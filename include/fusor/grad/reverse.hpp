@@ -447,11 +447,12 @@ class walker {
       auto a = conform(adj, e);
       using X = decltype(a);
       const auto& f = e.forward();
-      if constexpr (detail::has<detail::member::spec, std::remove_cvref_t<decltype(f)>>) {
+      using Fw = std::remove_cvref_t<decltype(f)>;
+      if constexpr (detail::has<detail::member::spec, Fw>) {
         return back(e.arg(), make_part<false, false>(view_node<X, G::rank>(std::move(a), f.spec())));
-      } else if constexpr (detail::has<detail::member::axis1, std::remove_cvref_t<decltype(f)>>) {
+      } else if constexpr (detail::has<detail::member::axis1, Fw>) {
         return back(e.arg(), make_part<false, false>(diagonal_node<X>(std::move(a), f.offset(), f.axis1(), f.axis2())));
-      } else if constexpr (detail::has<detail::member::indices, std::remove_cvref_t<decltype(f)>>) {
+      } else if constexpr (detail::has<detail::member::indices, Fw>) {
         return back(e.arg(), make_part<false, false>(take_node<X, std::remove_cvref_t<decltype(f.indices())>, G::rank>(
                                                          std::move(a), f.indices(), f.axis())));
       } else {
@@ -465,7 +466,7 @@ class walker {
           else return zeros_of<V>(ref(detail::get<J>(f.args())));
         };
         return [&]<std::size_t... J>(std::index_sequence<J...>) {
-          using Join = join_node<std::remove_cvref_t<decltype(f)>::rank,
+          using Join = join_node<Fw::rank,
                                  decltype(part_of(std::integral_constant<std::size_t, J>{}))...>;
           return back(e.arg(), make_part<false, false>(Join(p, part_of(std::integral_constant<std::size_t, J>{})...)));
         }(std::make_index_sequence<std::tuple_size_v<std::remove_cvref_t<decltype(f.args())>>>{});
