@@ -3,7 +3,7 @@
 #
 #   ./scripts/dev.sh tour    install what is missing, build, run the examples tour
 #   ./scripts/dev.sh test    install what is missing, build, run the whole test suite (build-test/)
-#   ./scripts/dev.sh asan    the same tests under AddressSanitizer + UBSan (build-asan/)
+#   ./scripts/dev.sh asan    the same tests under AddressSanitizer + UBSan, built by clang (build-asan/)
 #   ./scripts/dev.sh tsan    the concurrency tests under ThreadSanitizer (build-tsan/)
 #   ./scripts/dev.sh fuzz    the .npy/.npz loader fuzzers, built with clang, for
 #                            FUSOR_FUZZ_SECONDS each (default 60) (build-fuzz/)
@@ -126,8 +126,14 @@ case "${1:-}" in
     # information 1.4x slower to compile and 2.4x larger, and this is the build
     # CI and every contributor waits for. For a debugging session:
     # meson configure build-test -Dcpp_args=-g, then ninja -C build-test.
+    # Where nvcc is installed the CUDA parts are built too; where no GPU
+    # answers, they can only be checked to compile, so nvcc makes PTX from
+    # unoptimised device code (-Dgpu_code=check, src/meson.build) and the GPU
+    # tests skip, saying why.
+    gpu_code=check
+    if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then gpu_code=device; fi
     configure build-test -Dbuildtype=custom -Ddebug=false -Dcpp_args=-g1 -Doptimization=g -Dbenchmarks=disabled \
-      -Dexamples=false -Druntime=header-only
+      -Dexamples=false -Druntime=header-only -Dgpu_code="$gpu_code"
     build build-test
     run_tests build-test
     ;;
@@ -141,14 +147,20 @@ case "${1:-}" in
     # The compiled-runtime mode (libfusor, FUSOR_SEPARATE_COMPILATION): each
     # unit skips instrumenting the planner and its company again. Line tables
     # only (-g1): a report still names every frame's file and line.
-    install_deps
-    configure build-asan -Dbuildtype=custom -Ddebug=false -Dcpp_args=-g1 -Doptimization=0 -Dnative=false \
+    # clang, not g++: the suite instrumented by clang 14 compiles in about 60 %
+    # of g++ 12's time (g++ instruments every member call of every expression
+    # node with UBSan's null and alignment checks, a third of a unit's time),
+    # and the test build already checks g++. (The fuzz run is clang's too.)
+    install_deps clang libclang-rt-dev
+    if [ -f build-asan/compile_commands.json ] && ! grep -q '"command": "clang++' build-asan/compile_commands.json; then
+      rm -rf build-asan  # configured with another compiler, which meson keeps
+    fi
+    CXX=clang++ configure build-asan -Dbuildtype=custom -Ddebug=false -Dcpp_args=-g1 -Doptimization=0 -Dnative=false \
       -Db_sanitize=address,undefined -Db_lundef=false -Dgpu=disabled -Dbenchmarks=disabled -Dexamples=false \
       -Druntime=compiled
-    # Memory bounds this build on a 2-vCPU, 23 GB machine: a unit that calls
-    # grad many times needs gigabytes at -O0 with ASan (units of 12.5 and 9.6
-    # GB side by side thrashed for most of an hour), so the gradient tests are
-    # four units of at most about 8.5 GB, and build() runs one per core.
+    # Memory once bounded this build on a 2-vCPU, 23 GB machine (g++'s
+    # gradient units took up to 8.5 GB each at -O0 with ASan); under clang the
+    # largest (test_grad_joins) peaks at 3.6 GB, and build() runs one per core.
     build build-asan
     # Every test that runs fusor's code runs here. The compile-fail tests and
     # the install check do not: they run the system compiler and meson on

@@ -151,7 +151,9 @@ TEST_CASE("logsumexp at infinities equals scipy.special.logsumexp") {
       {{inf_v, 1.0}, numpy_cases::lse_pos_inf[0]},
       {{inf_v, -inf_v}, numpy_cases::lse_mixed_inf[0]},
   };
-  for (const auto& [input, want] : cases) {
+  for (const auto& c : cases) {
+    const auto& input = c.first;  // (not a structured binding: CAPTURE's lambda captures it)
+    const double want = c.second;
     CAPTURE(input);
     const xt::xtensor<double, 0> a = lse(input);
     const xt::xtensor<double, 0> b = rewritten(input);

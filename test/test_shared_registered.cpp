@@ -4,8 +4,9 @@
 
 #include <cmath>
 #include <map>
-#include <type_traits>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <fusor/fusor.hpp>
@@ -23,13 +24,16 @@ struct settings {
 };
 /// Found by argument-dependent lookup exactly when namespace `user` is
 /// associated with the argument's type (the fallback below says false).
+/// (Only named in decltype: the fallback's ellipsis may not take a class
+/// object in an evaluated call.)
 template <class T>
-constexpr bool user_namespace_searched(const T&) {
-  return true;
-}
+std::true_type user_namespace_searched(const T&);
 }  // namespace user
 
-constexpr bool user_namespace_searched(...) { return false; }
+std::false_type user_namespace_searched(...);
+/// Whether a call with an argument of type T finds user::user_namespace_searched.
+template <class T>
+constexpr bool user_namespace_joins = decltype(user_namespace_searched(std::declval<const T&>()))::value;
 
 template <>
 struct fusor::shared_constructor<user::image> {
@@ -113,12 +117,12 @@ TEST_CASE("a registered type's namespace joins no lookup over fusor expressions"
   // container's namespace (xtensor's are unconstrained templates: each one
   // was a candidate, refused by an enable_if over the whole expression type).
   auto img = fusor::shared(user::image{1, 2, {1, 2}}, "img");
-  CHECK(user_namespace_searched(user::image{}));  // the probe works
-  CHECK(user_namespace_searched(img));            // the handle names its type
+  CHECK(user_namespace_joins<user::image>);      // the probe works
+  CHECK(user_namespace_joins<decltype(img)>);     // the handle names its type
   const auto leaf = fusor::as_expression(img);
   const auto expr = fusor::exp(img) * 2.f + img;
-  CHECK_FALSE(user_namespace_searched(leaf));
-  CHECK_FALSE(user_namespace_searched(expr));
+  CHECK_FALSE(user_namespace_joins<decltype(leaf)>);
+  CHECK_FALSE(user_namespace_joins<decltype(expr)>);
   CHECK(std::is_same_v<typename decltype(leaf)::variable_type, user::image>);
   CHECK(fusor::detail::has<fusor::detail::member::variable, decltype(leaf)>);
   CHECK_FALSE(fusor::detail::has<fusor::detail::member::variable, decltype(expr)>);

@@ -147,7 +147,9 @@ int dump(const fs::path& file) {
 
 int dump_npz(const fs::path& file) {
   const auto all = fusor::read_npz(file);
-  for (const auto& [key, raw] : all) {
+  for (const auto& entry : all) {
+    const auto& key = entry.first;  // (not a structured binding: the lambda below captures it)
+    const auto& raw = entry.second;
     std::cout << line("raw:" + key, raw.type, raw.shape, raw.bytes.data()) << "\n";
     const int rc = fusor::detail::visit_element(raw.type, [&]<class E>(std::type_identity<E>) {
       // A variable of the entry's dtype and rank, with other contents.
