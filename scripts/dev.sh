@@ -150,7 +150,7 @@ case "${1:-}" in
     # The compiled-runtime mode (libfusor, FUSOR_SEPARATE_COMPILATION): each
     # unit skips instrumenting the planner and its company again. Line tables
     # only (-g1): a report still names every frame's file and line.
-    # clang, not g++: the suite instrumented by clang 14 compiles in about 60 %
+    # clang, not g++: the suite instrumented by clang 14 compiles in about half
     # of g++ 12's time (g++ instruments every member call of every expression
     # node with UBSan's null and alignment checks, a third of a unit's time),
     # and the test build already checks g++. (The fuzz run is clang's too.)
