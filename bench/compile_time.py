@@ -39,7 +39,12 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MODES = {"O2": ["-O2", "-march=native"], "O0g": ["-O0", "-g"]}
+MODES = {
+    "O2": ["-O2", "-march=native"],
+    "O2g": ["-O2", "-march=native", "-g"],
+    "O0": ["-O0"],
+    "O0g": ["-O0", "-g"],
+}
 
 
 def expression(nodes, names):

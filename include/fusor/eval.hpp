@@ -116,7 +116,8 @@ void graph_key(const constant<E>& e, std::vector<std::uint64_t>& key) {
 }
 template <class F, class R, class Casts, class... A>
 void graph_key(const map_node<F, R, Casts, A...>& e, std::vector<std::uint64_t>& key) {
-  fusor::detail::apply([&](const auto&... a) { (graph_key(a, key), ...); }, e.args());
+  [&]<std::size_t... K>(std::index_sequence<K...>) { (graph_key(detail::get<K>(e.args()), key), ...); }(
+      std::index_sequence_for<A...>{});
 }
 template <element T, class A>
 void graph_key(const cast_node<T, A>& e, std::vector<std::uint64_t>& key) {
@@ -153,7 +154,8 @@ void graph_key(const take_node<A, I, N>& e, std::vector<std::uint64_t>& key) {
 template <int N, class... A>
 void graph_key(const join_node<N, A...>& e, std::vector<std::uint64_t>& key) {
   e.join().append_key(key);
-  fusor::detail::apply([&](const auto&... a) { (graph_key(a, key), ...); }, e.args());
+  [&]<std::size_t... K>(std::index_sequence<K...>) { (graph_key(detail::get<K>(e.args()), key), ...); }(
+      std::index_sequence_for<A...>{});
 }
 template <class A>
 void graph_key(const specify_node<A>& e, std::vector<std::uint64_t>& key) {

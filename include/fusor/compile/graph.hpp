@@ -632,9 +632,9 @@ class graph_builder {
   void describe(const map_node<F, R, Casts, A...>& e, graph_node& n, std::vector<std::uint64_t>&) {
     n.kind = node_kind::map;
     n.arity = static_cast<int>(sizeof...(A));
-    std::size_t k = 0;
     static_assert(sizeof...(A) <= max_arity, "fusor: an elementwise node has more operands than max_arity");
-    fusor::detail::apply([&](const auto&... a) { ((n.child[k++] = add(a)), ...); }, e.args());
+    [&]<std::size_t... K>(std::index_sequence<K...>) { ((n.child[K] = add(detail::get<K>(e.args()))), ...); }(
+        std::index_sequence_for<A...>{});
     n.elementwise = true;
     std::array<std::string_view, sizeof...(A)> texts;
     for (int c = 0; c < n.arity; ++c) {
@@ -727,8 +727,9 @@ class graph_builder {
     static_assert(sizeof...(A) <= max_arity, "fusor: a join has more parts than max_arity");
     n.kind = node_kind::join;
     n.arity = static_cast<int>(sizeof...(A));
-    std::size_t k = 0;
-    fusor::detail::apply([&](const auto&... a) { ((n.child[k++] = operand_in_memory(a)), ...); }, e.args());
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+      ((n.child[K] = operand_in_memory(detail::get<K>(e.args()))), ...);
+    }(std::index_sequence_for<A...>{});
     n.join = e.join();
     n.join.append_key(key);
     std::string parts;

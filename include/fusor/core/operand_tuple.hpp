@@ -90,3 +90,20 @@ template <std::size_t K, class... T>
 struct std::tuple_element<K, fusor::detail::operand_tuple<T...>> {
   using type = std::remove_cvref_t<decltype(fusor::detail::slot_value<K>(std::declval<const fusor::detail::operand_tuple<T...>&>()))>;
 };
+
+namespace fusor::detail {
+
+/// The indices of a tuple-like type's elements, for a walk expanded in place:
+///
+///   [&]<std::size_t... K>(std::index_sequence<K...>) { (f(get<K>(t)), ...); }(indices_of<decltype(t)>);
+///
+/// rather than a lambda handed to a helper such as apply(). Every instance of
+/// such a helper is named by its lambda's type — that is, by the enclosing
+/// function and so by the whole expression type — and by the tuple's, in the
+/// symbol table and in the debug information's strings: walks over a
+/// gradient's nodes spent more on those names than on their code. The lambda
+/// above is named by its indices only.
+template <class T>
+inline constexpr auto indices_of = std::make_index_sequence<std::tuple_size_v<std::remove_cvref_t<T>>>{};
+
+}  // namespace fusor::detail

@@ -52,8 +52,9 @@ class map_node<F, R, type_list<Casts...>, Args...> : public expression_base {
   static constexpr std::array<bool, sizeof...(Args)> parenthesized{detail::written_infix<Args>...};
 
   std::string str() const {
-    const std::array<std::string, sizeof...(Args)> texts =
-        fusor::detail::apply([](const auto&... a) { return std::array<std::string, sizeof...(Args)>{a.str()...}; }, args_);
+    const std::array<std::string, sizeof...(Args)> texts = [&]<std::size_t... K>(std::index_sequence<K...>) {
+      return std::array<std::string, sizeof...(Args)>{detail::get<K>(args_).str()...};
+    }(std::index_sequence_for<Args...>{});
     std::array<std::string_view, sizeof...(Args)> views;
     for (std::size_t k = 0; k < texts.size(); ++k) views[k] = texts[k];
     return detail::map_text(F::symbol, infix, views, parenthesized);

@@ -104,7 +104,9 @@ class join_node : public expression_base {
 
   std::string str() const {
     std::string parts;
-    fusor::detail::apply([&](const auto&... a) { ((parts += (parts.empty() ? "" : ", ") + a.str()), ...); }, parts_);
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+      ((parts += (parts.empty() ? "" : ", ") + detail::get<K>(parts_).str()), ...);
+    }(std::index_sequence_for<A...>{});
     return detail::join_text(parts, params_, fill_text(params_));
   }
   /// A constant pad's value as written (empty for the other joins).

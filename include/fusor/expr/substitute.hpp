@@ -122,7 +122,9 @@ constant<E> substitute(const constant<E>& e, const std::tuple<S...>&) {
 }
 template <class F, class R, class Casts, class... A, class... S>
 map_node<F, R, Casts, A...> substitute(const map_node<F, R, Casts, A...>& e, const std::tuple<S...>& swaps) {
-  return fusor::detail::apply([&](const auto&... a) { return map_node<F, R, Casts, A...>(substitute(a, swaps)...); }, e.args());
+  return [&]<std::size_t... K>(std::index_sequence<K...>) {
+    return map_node<F, R, Casts, A...>(substitute(detail::get<K>(e.args()), swaps)...);
+  }(std::index_sequence_for<A...>{});
 }
 template <element T, class A, class... S>
 cast_node<T, A> substitute(const cast_node<T, A>& e, const std::tuple<S...>& swaps) {
@@ -160,8 +162,9 @@ diagonal_node<A> substitute(const diagonal_node<A>& e, const std::tuple<S...>& s
 
 template <int N, class... A, class... S>
 join_node<N, A...> substitute(const join_node<N, A...>& e, const std::tuple<S...>& swaps) {
-  return fusor::detail::apply([&](const auto&... a) { return join_node<N, A...>(e.join(), substitute(a, swaps)...); },
-                              e.args());
+  return [&]<std::size_t... K>(std::index_sequence<K...>) {
+    return join_node<N, A...>(e.join(), substitute(detail::get<K>(e.args()), swaps)...);
+  }(std::index_sequence_for<A...>{});
 }
 
 template <class A, class I, int N, class... S>

@@ -44,7 +44,8 @@ void visit_leaves(const iota_node<N>& e, F&& f) {
 }
 template <class F, class Fn, class R, class Casts, class... A>
 void visit_leaves(const map_node<Fn, R, Casts, A...>& e, F&& f) {
-  fusor::detail::apply([&](const auto&... a) { (visit_leaves(a, f), ...); }, e.args());
+  [&]<std::size_t... K>(std::index_sequence<K...>) { (visit_leaves(detail::get<K>(e.args()), f), ...); }(
+      std::index_sequence_for<A...>{});
 }
 template <class F, element T, class A>
 void visit_leaves(const cast_node<T, A>& e, F&& f) {
@@ -69,7 +70,8 @@ void visit_leaves(const take_node<A, I, N>& e, F&& f) {
 }
 template <class F, int N, class... A>
 void visit_leaves(const join_node<N, A...>& e, F&& f) {
-  fusor::detail::apply([&](const auto&... a) { (visit_leaves(a, f), ...); }, e.args());
+  [&]<std::size_t... K>(std::index_sequence<K...>) { (visit_leaves(detail::get<K>(e.args()), f), ...); }(
+      std::index_sequence_for<A...>{});
 }
 template <class F, class A>
 void visit_leaves(const specify_node<A>& e, F&& f) {
@@ -198,7 +200,8 @@ void pattern_into(const X& e, std::vector<bool>& p) {
   } else if constexpr (detail::has<detail::member::join, X> || detail::has<detail::member::indices, X>) {
     std::fill(p.begin(), p.end(), false);  // assembled: extents change
   } else if constexpr (detail::has<detail::member::args, X>) {
-    fusor::detail::apply([&](const auto&... a) { (pattern_into(a, p), ...); }, e.args());
+    [&]<std::size_t... K>(std::index_sequence<K...>) { (pattern_into(detail::get<K>(e.args()), p), ...); }(
+        detail::indices_of<decltype(e.args())>);
   } else if constexpr (detail::has<detail::member::keeps_dims, X>) {
     if (!e.keeps_dims()) {
       std::fill(p.begin(), p.end(), false);  // a different rank: nothing is known

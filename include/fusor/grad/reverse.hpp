@@ -210,8 +210,9 @@ class walker {
           return adj.e;
         }
       }();
-      auto local = fusor::detail::apply(
-          [&](const auto&... a) { return rule<F>::template partial<K>(g, ref(e), as_dtype<C>(ref(a))...); }, e.args());
+      auto local = [&]<std::size_t... J>(std::index_sequence<J...>) {
+        return rule<F>::template partial<K>(g, ref(e), as_dtype<C>(ref(detail::get<J>(e.args())))...);
+      }(std::index_sequence_for<A...>{});
       return back(detail::get<K>(e.args()),
                   make_part<L || !fills, S && fills>(as_dtype<value_type_t<AK>>(std::move(local))));
     }

@@ -85,11 +85,10 @@ inline constexpr bool is_map_of_v<map_node<F, R, C, A...>, F> = true;
 
 template <class F, class R, class... C, class... A>
 auto rebuild_map(const map_node<F, R, type_list<C...>, A...>& e) {
-  return fusor::detail::apply(
-      [](const auto&... a) {
-        return map_node<F, R, type_list<C...>, decltype(stabilize(a))...>(stabilize(a)...);
-      },
-      e.args());
+  return [&]<std::size_t... K>(std::index_sequence<K...>) {
+    return map_node<F, R, type_list<C...>, decltype(stabilize(detail::get<K>(e.args())))...>(
+        stabilize(detail::get<K>(e.args()))...);
+  }(std::index_sequence_for<A...>{});
 }
 template <class X>
 auto rebuild_other(const X& e) {
@@ -149,8 +148,10 @@ auto rebuild_other(const take_node<A, I, N>& e) {
 }
 template <int N, class... A>
 auto rebuild_other(const join_node<N, A...>& e) {
-  return fusor::detail::apply(
-      [&](const auto&... a) { return join_node<N, decltype(stabilize(a))...>(e.join(), stabilize(a)...); }, e.args());
+  return [&]<std::size_t... K>(std::index_sequence<K...>) {
+    return join_node<N, decltype(stabilize(detail::get<K>(e.args())))...>(e.join(),
+                                                                         stabilize(detail::get<K>(e.args()))...);
+  }(std::index_sequence_for<A...>{});
 }
 template <class G, class L>
 auto rebuild_other(const sum_to_node<G, L>& e) {

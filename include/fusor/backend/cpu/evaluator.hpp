@@ -20,9 +20,9 @@
 #include <type_traits>
 #include <utility>
 
-#include "fusor/core/apply.hpp"
 #include "fusor/backend/cpu/simd.hpp"
 #include "fusor/core/dims.hpp"
+#include "fusor/core/operand_tuple.hpp"
 #include "fusor/expr/elementwise.hpp"
 #include "fusor/shared/cast.hpp"
 
@@ -222,41 +222,46 @@ struct map_eval<F, R, type_list<Casts...>, Children...> {
   }();
   static constexpr std::size_t leaves = (Children::leaves + ... + 0);
 
-  std::tuple<Children...> children;
+  fusor::detail::operand_tuple<Children...> children;
   dims out_shape;
+
+  // Each walk over the children expands their indices in place rather than
+  // passing a lambda to an apply(): such a helper's instances are named by
+  // the lambda (and so by this whole evaluator type) and by the tuple, in the
+  // symbol table and in every debug string.
+  static constexpr auto all = std::index_sequence_for<Children...>{};
 
   const dims& shape() const noexcept { return out_shape; }
   void broadcast_to(const dims& out) noexcept {
-    fusor::detail::apply([&](auto&... c) { (c.broadcast_to(out), ...); }, children);
+    [&]<std::size_t... K>(std::index_sequence<K...>) { (child<K>().broadcast_to(out), ...); }(all);
   }
   template <class G>
   void for_each_leaf(G&& g) {
-    fusor::detail::apply([&](auto&... c) { (c.for_each_leaf(g), ...); }, children);
+    [&]<std::size_t... K>(std::index_sequence<K...>) { (child<K>().for_each_leaf(g), ...); }(all);
   }
   void set_outer(const index_t* idx, std::size_t n) noexcept {
-    fusor::detail::apply([&](auto&... c) { (c.set_outer(idx, n), ...); }, children);
+    [&]<std::size_t... K>(std::index_sequence<K...>) { (child<K>().set_outer(idx, n), ...); }(all);
   }
   R scalar(index_t i) const noexcept {
-    return fusor::detail::apply(
-        [&](const auto&... c) {
-          return static_cast<R>(F{}(convert_element<Casts>(c.scalar(i))...));
-        },
-        children);
+    return [&]<std::size_t... K>(std::index_sequence<K...>) {
+      return static_cast<R>(F{}(convert_element<Casts>(child<K>().scalar(i))...));
+    }(all);
   }
   template <class Mode>
   batch<R> load(index_t i) const noexcept {
     if constexpr (is_where) {
-      return xsimd::select(std::get<0>(children).template load_mask<Mode, R>(i),
-                           load_child<Mode>(std::get<1>(children), i), load_child<Mode>(std::get<2>(children), i));
+      return xsimd::select(child<0>().template load_mask<Mode, R>(i), load_child<Mode>(child<1>(), i),
+                           load_child<Mode>(child<2>(), i));
     } else if constexpr (simd_integer<R> && std::is_signed_v<R>) {
       // Signed lanes are computed as unsigned ones: the same bits (two's
       // complement wrapping), and no signed overflow where xsimd falls back to
       // scalar code (32-bit multiply before SSE4.1).
       using U = std::make_unsigned_t<R>;
-      return xsimd::bitwise_cast<batch<R>>(fusor::detail::apply(
-          [&](const auto&... c) { return F{}(xsimd::bitwise_cast<batch<U>>(load_child<Mode>(c, i))...); }, children));
+      return xsimd::bitwise_cast<batch<R>>([&]<std::size_t... K>(std::index_sequence<K...>) {
+        return F{}(xsimd::bitwise_cast<batch<U>>(load_child<Mode>(child<K>(), i))...);
+      }(all));
     } else {
-      return fusor::detail::apply([&](const auto&... c) { return F{}(load_child<Mode>(c, i)...); }, children);
+      return [&]<std::size_t... K>(std::index_sequence<K...>) { return F{}(load_child<Mode>(child<K>(), i)...); }(all);
     }
   }
   /// A comparison as a mask over batches of T (the condition of a where).
@@ -264,7 +269,16 @@ struct map_eval<F, R, type_list<Casts...>, Children...> {
   xsimd::batch_bool<T> load_mask(index_t i) const noexcept
     requires(std::is_same_v<R, bool> && is_comparison_v<F>)
   {
-    return fusor::detail::apply([&](const auto&... c) { return F{}(load_operand<Mode, T>(c, i)...); }, children);
+    return [&]<std::size_t... K>(std::index_sequence<K...>) { return F{}(load_operand<Mode, T>(child<K>(), i)...); }(all);
+  }
+
+  template <std::size_t K>
+  auto& child() noexcept {
+    return fusor::detail::get<K>(children);
+  }
+  template <std::size_t K>
+  const auto& child() const noexcept {
+    return fusor::detail::get<K>(children);
   }
 
  private:

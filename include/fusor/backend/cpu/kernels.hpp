@@ -19,7 +19,6 @@
 #include <utility>
 #include <vector>
 
-#include "fusor/core/apply.hpp"
 #include "fusor/backend/cpu/blas.hpp"
 #include "fusor/backend/cpu/evaluator.hpp"
 #include "fusor/backend/cpu/loop.hpp"
@@ -141,19 +140,24 @@ struct evaluator_builder {
  private:
   template <class Tuple, std::size_t... K>
   void fill_children(Tuple& t, int node, std::index_sequence<K...>) const {
-    (fill(std::get<K>(t), child(node, static_cast<int>(K))), ...);
+    (fill(fusor::detail::get<K>(t), child(node, static_cast<int>(K))), ...);
   }
 };
 
-/// Points every array leaf of `ev` at its slot's memory for this call.
-template <class Ev>
-inline void bind(Ev& ev, void* const* slots) noexcept {
-  ev.for_each_leaf([&](auto& l) {
-    using L = std::remove_reference_t<decltype(l)>;
+/// Points each array leaf it visits at its slot's memory for this call (a
+/// class, not a lambda: loop.hpp's detail::collect_strides says why).
+struct slot_binder {
+  void* const* slots;
+  template <class L>
+  void operator()(L& l) const noexcept {
     if constexpr (!std::is_same_v<L, index_leaf>)  // reads no memory
       if (l.slot >= 0)  // a closed gate's leaves have none
         l.data = static_cast<const typename L::value_type*>(slots[l.slot]) + l.offset;
-  });
+  }
+};
+template <class Ev>
+inline void bind(Ev& ev, void* const* slots) noexcept {
+  ev.for_each_leaf(slot_binder{slots});
 }
 
 // ---------------------------------------------------------------- group (fused elementwise)
@@ -212,11 +216,11 @@ struct multi_kernel {
     std::array<int, sizeof...(Gs)> dests{};
     multi_loop<typename Gs::evaluator...> loop;
     void run(void* const* slots) override {
-      fusor::detail::apply([&](auto&... ev) { (bind(ev, slots), ...); }, evs);
       run_all(slots, std::index_sequence_for<Gs...>{});
     }
     template <std::size_t... K>
     void run_all(void* const* slots, std::index_sequence<K...>) {
+      (bind(std::get<K>(evs), slots), ...);
       loop.run(std::tuple<typename Gs::value_type*...>{static_cast<typename Gs::value_type*>(slots[dests[K]])...},
                std::get<K>(evs)...);
     }
@@ -227,8 +231,10 @@ struct multi_kernel {
     const evaluator_builder b{g, p};
     prepare_each(*st, b, s, std::index_sequence_for<Gs...>{});
     const dims& shape = p.shapes[static_cast<std::size_t>(s.group[0][0])];
-    fusor::detail::apply([&](auto&... ev) { (ev.broadcast_to(shape), ...); }, st->evs);
-    fusor::detail::apply([&](auto&... ev) { st->loop.prepare(shape, ev...); }, st->evs);
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+      (std::get<K>(st->evs).broadcast_to(shape), ...);
+      st->loop.prepare(shape, std::get<K>(st->evs)...);
+    }(std::index_sequence_for<Gs...>{});
     return st;
   }
   template <std::size_t... K>

@@ -12,12 +12,65 @@
 #include <tuple>
 #include <type_traits>
 
-#include "fusor/core/apply.hpp"
 #include "fusor/backend/cpu/evaluator.hpp"
 #include "fusor/backend/cpu/simd.hpp"
 #include "fusor/core/collapse.hpp"
 
 namespace fusor::cpu {
+
+namespace detail {
+// The visitors of an evaluator's array leaves (for_each_leaf) are classes at
+// namespace scope, not lambdas: a lambda's type is named by the function it
+// is written in, and so by the whole evaluator type, in every instance of
+// every node's for_each_leaf (the symbol table's and the debug information's
+// names grew with the square of the expression).
+struct collect_strides {
+  std::array<index_t, max_rank>** arrays;
+  std::size_t& k;
+  template <class L>
+  void operator()(L& l) const noexcept {
+    arrays[k++] = &l.strides;
+  }
+};
+struct set_inner_stride {
+  std::size_t rank;  // of the merged loop space
+  template <class L>
+  void operator()(L& l) const noexcept {
+    l.inner = l.strides[rank - 1];
+  }
+};
+/// A rank-0 operand read as one element of a rank-1 space.
+struct zero_first_stride {
+  template <class L>
+  void operator()(L& l) const noexcept {
+    l.strides[0] = 0;
+  }
+};
+/// Every array leaf steps by zero or one element along the row.
+struct unit_or_broadcast_rows {
+  bool& ok;
+  template <class L>
+  void operator()(const L& l) const noexcept {
+    ok = ok && (l.inner == 0 || l.inner == 1);
+  }
+};
+/// Every array leaf steps by one element along the row.
+struct dense_rows {
+  bool& ok;
+  template <class L>
+  void operator()(const L& l) const noexcept {
+    ok = ok && l.inner == 1;
+  }
+};
+/// Every array leaf read along the row starts on a batch boundary.
+struct aligned_rows {
+  bool& ok;
+  template <class L>
+  void operator()(const L& l) const noexcept {
+    ok = ok && (l.inner == 0 || is_batch_aligned(l.cur));
+  }
+};
+}  // namespace detail
 
 /// Merges the axes of `shape` for the destination strides `dest` and every
 /// array leaf of `evs`, then sets each leaf's innermost stride: the set-up of
@@ -27,9 +80,9 @@ loop_space prepare_loop(const dims& shape, std::array<index_t, max_rank>& dest, 
   std::array<std::array<index_t, max_rank>*, (Ev::leaves + ... + 0) + 1> arrays{};
   std::size_t k = 0;
   arrays[k++] = &dest;
-  (evs.for_each_leaf([&](auto& l) { arrays[k++] = &l.strides; }), ...);
+  (evs.for_each_leaf(detail::collect_strides{arrays.data(), k}), ...);
   const loop_space s = collapse(shape, arrays);
-  (evs.for_each_leaf([&](auto& l) { l.inner = l.strides[s.rank - 1]; }), ...);
+  (evs.for_each_leaf(detail::set_inner_stride{s.rank}), ...);
   return s;
 }
 
@@ -37,20 +90,20 @@ namespace detail {
 template <class Ev>
 bool leaves_vectorisable(Ev& ev) {
   bool ok = true;
-  ev.for_each_leaf([&](auto& l) { ok = ok && (l.inner == 0 || l.inner == 1); });
+  ev.for_each_leaf(unit_or_broadcast_rows{ok});
   return ok;
 }
 /// No array leaf is broadcast along the row: every one steps by one element.
 template <class Ev>
 bool leaves_dense(Ev& ev) {
   bool ok = true;
-  ev.for_each_leaf([&](auto& l) { ok = ok && l.inner == 1; });
+  ev.for_each_leaf(dense_rows{ok});
   return ok;
 }
 template <class Ev, class E>
 bool leaves_aligned(Ev& ev, const E* out) {
   bool ok = is_batch_aligned(out);
-  ev.for_each_leaf([&](auto& l) { ok = ok && (l.inner == 0 || is_batch_aligned(l.cur)); });
+  ev.for_each_leaf(aligned_rows{ok});
   return ok;
 }
 
@@ -233,8 +286,9 @@ struct multi_loop {
       (evs.set_outer(idx, outer), ...);
       for (std::size_t begin = 0; begin < n; begin += chunk) {
         const std::size_t end = begin + chunk < n ? begin + chunk : n;
-        std::size_t k = 0;
-        fusor::detail::apply([&](auto*... out) { (one(out + offset, evs, begin, end, vectorise[k++]), ...); }, outs);
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+          (one(std::get<K>(outs) + offset, evs, begin, end, vectorise[K]), ...);
+        }(std::index_sequence_for<E...>{});
       }
     });
   }

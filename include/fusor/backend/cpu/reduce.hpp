@@ -176,10 +176,8 @@ void arg_reduce_into(std::int64_t* out, typename Ev::value_type* best, const dim
   ev.broadcast_to(in);
   const std::size_t r = in.rank() == 0 ? 1 : in.rank();
   dims space = in.rank() == 0 ? dims{1} : in;
-  ev.for_each_leaf([&](auto& l) {
-    if (in.rank() == 0) l.strides[0] = 0;
-    l.inner = l.strides[r - 1];
-  });
+  if (in.rank() == 0) ev.for_each_leaf(detail::zero_first_stride{});
+  ev.for_each_leaf(detail::set_inner_stride{r});
   std::array<index_t, max_rank> kstride = c_strides(keep);
   for (std::size_t d = 0; d < keep.rank(); ++d)
     if (axis < 0 || static_cast<int>(d) == axis) kstride[d] = 0;
