@@ -410,10 +410,6 @@ template <class C>
 struct node_head<gate_node<C>> {
   using type = head_tag<struct gate_head>;
 };
-template <class X>
-std::uint64_t head_key() noexcept {
-  return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&type_tag<typename node_head<X>::type>));
-}
 
 template <class X>
 std::uint64_t type_key() noexcept {
@@ -507,37 +503,36 @@ class graph_builder {
     return static_cast<int>(g_.shared.size()) - 1;
   }
 
-  /// Adds a node (or finds the identical one already there).
+  /// Adds a node (or finds the identical one already there). What depends on
+  /// the node's type (its description, its text, its kernels) is here; what
+  /// does not (the key's lookup, the node's insertion) is in intern(), compiled
+  /// once instead of once per node type. One function per node type, as few
+  /// as can be: each is named by the node's whole type, in the symbol table
+  /// and the debug information.
   template <class X>
   int add(const X& e) {
     if constexpr (is_ref_v<X>) {
-      const int n = add(e.target());  // a reference is its target's node
-      return n;
+      return add(e.target());  // a reference is its target's node
     } else {
-      return add_node(e);
+      graph_node n;
+      n.type = dtype_of<value_type_t<X>>;
+      n.static_rank = X::rank;
+      // The head is the node's kind and parameters' types without its
+      // operands' (node_head): a tag's address, no function per node type.
+      std::vector<std::uint64_t> key{
+          static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&detail::type_tag<typename detail::node_head<X>::type>)),
+          static_cast<std::uint64_t>(n.type), static_cast<std::uint64_t>(static_cast<std::int64_t>(X::rank))};
+      describe(e, n, key);  // adds the operands, then writes the node's text from theirs (expr/text.hpp)
+      const int id = intern(n, key);
+      if (id < 0) return ~id;
+      if constexpr (detail::has<detail::member::operation, X>) mark<kernel_role::reduce, X>(id);
+      if constexpr (is_dot_v<X>) mark<kernel_role::dot, X>(id);
+      if constexpr (is_checked_pow_v<X>) mark<kernel_role::check, X>(id);
+      return id;
     }
   }
 
  private:
-  // What depends on the node's type (its description, its text, its
-  // kernels) is here; what does not (the key's lookup, the node's insertion)
-  // is in intern(), compiled once instead of once per node type.
-  template <class X>
-  int add_node(const X& e) {
-    graph_node n;
-    n.type = dtype_of<value_type_t<X>>;
-    n.static_rank = X::rank;
-    std::vector<std::uint64_t> key{detail::head_key<X>(), static_cast<std::uint64_t>(n.type),
-                                   static_cast<std::uint64_t>(static_cast<std::int64_t>(X::rank))};
-    describe(e, n, key);  // adds the operands, then writes the node's text from theirs (expr/text.hpp)
-    const int id = intern(n, key);
-    if (id < 0) return ~id;
-    if constexpr (detail::has<detail::member::operation, X>) mark<kernel_role::reduce, X>(id);
-    if constexpr (is_dot_v<X>) mark<kernel_role::dot, X>(id);
-    if constexpr (is_checked_pow_v<X>) mark<kernel_role::check, X>(id);
-    return id;
-  }
-
   /// Completes `key` with the node's children and adds `n` under it; returns
   /// the new node, or ~node of the identical one already there.
   int intern(graph_node& n, std::vector<std::uint64_t>& key) {
