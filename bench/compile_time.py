@@ -18,7 +18,9 @@ Cases (names for --cases):
   mlp_example  examples/mlp.cpp, the whole unit
 
 Modes: O2 (-O2 -march=native) and O0g (-O0 -g, as a debug build or a test
-build is compiled). Every program is compiled with -std=c++20 and fusor's
+build is compiled), the defaults; O2g (-O2 -march=native -g, a release build
+with debug information) and O0 (-O0 alone) on request, to compare the size of
+an object with and without debug information. Every program is compiled with -std=c++20 and fusor's
 include directory (--include chooses another, e.g. an older checkout's, for a
 before/after table); --define adds -D flags (e.g. the compiled-runtime mode).
 

@@ -53,32 +53,21 @@ struct operand_tuple : operand_tuple_base<std::index_sequence_for<T...>, T...> {
   using operand_tuple_base<std::index_sequence_for<T...>, T...>::operand_tuple_base;
 };
 
-// Slot K's type is deduced from the base class: no recursion over the pack.
+// Operand K: its type is deduced from the base class, so there is no
+// recursion over the pack, and each instance is named by operand K's type
+// alone, not by the whole tuple's (names that the symbol table and the debug
+// information spell out in full).
 template <std::size_t K, class T>
-FUSOR_INLINE constexpr const T& slot_value(const operand_slot<K, T>& s) noexcept {
+FUSOR_INLINE constexpr const T& get(const operand_slot<K, T>& s) noexcept {
   return s.value;
 }
 template <std::size_t K, class T>
-FUSOR_INLINE constexpr T& slot_value(operand_slot<K, T>& s) noexcept {
+FUSOR_INLINE constexpr T& get(operand_slot<K, T>& s) noexcept {
   return s.value;
 }
 template <std::size_t K, class T>
-FUSOR_INLINE constexpr T&& slot_value(operand_slot<K, T>&& s) noexcept {
+FUSOR_INLINE constexpr T&& get(operand_slot<K, T>&& s) noexcept {
   return static_cast<T&&>(s.value);
-}
-
-/// Operand K.
-template <std::size_t K, class... T>
-FUSOR_INLINE constexpr const auto& get(const operand_tuple<T...>& o) noexcept {
-  return slot_value<K>(o);
-}
-template <std::size_t K, class... T>
-FUSOR_INLINE constexpr auto& get(operand_tuple<T...>& o) noexcept {
-  return slot_value<K>(o);
-}
-template <std::size_t K, class... T>
-FUSOR_INLINE constexpr auto&& get(operand_tuple<T...>&& o) noexcept {
-  return slot_value<K>(static_cast<operand_tuple<T...>&&>(o));
 }
 
 }  // namespace fusor::detail
@@ -88,7 +77,7 @@ struct std::tuple_size<fusor::detail::operand_tuple<T...>> : std::integral_const
 
 template <std::size_t K, class... T>
 struct std::tuple_element<K, fusor::detail::operand_tuple<T...>> {
-  using type = std::remove_cvref_t<decltype(fusor::detail::slot_value<K>(std::declval<const fusor::detail::operand_tuple<T...>&>()))>;
+  using type = std::remove_cvref_t<decltype(fusor::detail::get<K>(std::declval<const fusor::detail::operand_tuple<T...>&>()))>;
 };
 
 namespace fusor::detail {

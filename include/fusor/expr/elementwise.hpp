@@ -48,8 +48,16 @@ class map_node<F, R, type_list<Casts...>, Args...> : public expression_base {
 
   const detail::operand_tuple<Args...>& args() const noexcept { return args_; }
 
-  /// Which operands are written in parentheses (infix ones).
-  static constexpr std::array<bool, sizeof...(Args)> parenthesized{detail::written_infix<Args>...};
+  /// Which operands are written in parentheses (infix ones): bit k for
+  /// operand k. A number, read as a value: an array here was a variable of
+  /// the program, one per node type, and a sanitizer's build describes each
+  /// of its variables by its whole name — over a second derivative's types,
+  /// hundreds of megabytes of names in one unit.
+  static constexpr unsigned parenthesized = [] {
+    unsigned bits = 0, k = 0;
+    ((bits |= (detail::written_infix<Args> ? 1u : 0u) << k++), ...);
+    return bits;
+  }();
 
   std::string str() const {
     const std::array<std::string, sizeof...(Args)> texts = [&]<std::size_t... K>(std::index_sequence<K...>) {

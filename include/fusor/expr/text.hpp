@@ -22,11 +22,12 @@ std::string number_list(const T* v, int n) {
   return s;
 }
 
-/// `a + b` (an operand that is itself infix in parentheses), `-a`, or `f(a, b)`.
+/// `a + b` (an operand that is itself infix in parentheses: bit k of
+/// `parenthesize` for operand k), `-a`, or `f(a, b)`.
 inline std::string map_text(std::string_view symbol, bool infix, std::span<const std::string_view> operands,
-                            std::span<const bool> parenthesize) {
+                            unsigned parenthesize) {
   auto operand = [&](std::size_t k) {
-    return parenthesize[k] ? "(" + std::string(operands[k]) + ")" : std::string(operands[k]);
+    return (parenthesize >> k) & 1u ? "(" + std::string(operands[k]) + ")" : std::string(operands[k]);
   };
   if (infix) return operand(0) + " " + std::string(symbol) + " " + operand(1);
   if (operands.size() == 1 && symbol.size() == 1) return std::string(symbol) + operand(0);  // -x, !x
