@@ -1,0 +1,72 @@
+// fusor::grad of the nodes that change shapes other than the reductions
+// (test_grad_reductions.cpp), against central finite differences in double:
+// dot in all its forms, transpose and reshape, broadcasting summed back (at
+// run time where only the shapes say so), cast, float32 targets and symbolic
+// inputs.
+//
+// Tolerance and step: verify_grad.hpp.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include <xtensor/xrandom.hpp>
+#include <xtensor/xview.hpp>
+
+#include <fusor/fusor.hpp>
+
+#include "verify_grad.hpp"
+
+using grad_check::mat;
+using grad_check::vec;
+using grad_check::verify_grad;
+
+TEST_CASE("grad of dot in all its forms, transpose and reshape") {
+  auto A = fusor::shared(mat(3, 4, -1, 1, 7), "A");
+  auto B = fusor::shared(mat(4, 2, -1, 1, 8), "B");
+  auto u = fusor::shared(vec(4, -1, 1, 9), "u");
+  auto v = fusor::shared(vec(3, -1, 1, 10), "v");
+  verify_grad(fusor::dot(u, u * 2), u);                      // vector . vector
+  verify_grad(fusor::sum(fusor::tanh(fusor::dot(A, u))), A);        // matrix . vector
+  verify_grad(fusor::sum(fusor::tanh(fusor::dot(A, u))), u);
+  verify_grad(fusor::sum(fusor::tanh(fusor::dot(v, A))), v);        // vector . matrix
+  verify_grad(fusor::sum(fusor::tanh(fusor::dot(v, A))), A);
+  verify_grad(fusor::sum(fusor::sin(fusor::dot(A, B))), A);         // matrix . matrix
+  verify_grad(fusor::sum(fusor::sin(fusor::dot(A, B))), B);
+  verify_grad(fusor::sum(fusor::sin(fusor::dot(fusor::transpose(B), fusor::transpose(A)))), A);
+  verify_grad(fusor::sum(fusor::transpose(A) * fusor::cos(fusor::transpose(A))), A);
+  auto T3 = fusor::shared(xt::xtensor<double, 3>(xt::random::rand<double>({2, 3, 4})), "T3");
+  auto W3 = fusor::shared(xt::xtensor<double, 3>(xt::random::rand<double>({4, 2, 3})), "W3");
+  verify_grad(fusor::sum(fusor::transpose(T3, {2, 0, 1}) * W3), T3);
+  verify_grad(fusor::sum(fusor::sin(fusor::reshape(A, {2, -1})) * fusor::reshape(A, {2, 6})), A);
+}
+
+TEST_CASE("broadcasting is summed back, at run time where only the shapes say so") {
+  auto M = fusor::shared(mat(3, 4, -1, 1, 11), "M");
+  auto row = fusor::shared(vec(4, -1, 1, 12), "row");                       // (4,) against (3, 4)
+  auto col = fusor::shared(xt::xtensor<double, 2>(mat(3, 1, -1, 1, 13)), "col");  // (3, 1): a length-1 axis
+  auto s = fusor::shared(xt::xtensor<double, 0>(0.5), "s");
+  verify_grad(fusor::sum(fusor::sin(M + row)), row);
+  verify_grad(fusor::sum(fusor::sin(M * col)), col);
+  verify_grad(fusor::sum(fusor::sin(M - s) * s), s);
+  verify_grad(fusor::sum(fusor::exp(row * col)), row);  // (4,) x (3, 1) -> (3, 4)
+  verify_grad(fusor::sum(fusor::exp(row * col)), col);
+  const xt::xtensor<double, 1> g = fusor::eval(fusor::grad(fusor::sum(M + row), row));
+  CHECK(g == xt::xtensor<double, 1>{3, 3, 3, 3});
+}
+
+TEST_CASE("cast, float32 targets and symbolic inputs") {
+  auto w = fusor::shared(xt::xtensor<float, 1>{0.5f, -1.0f, 2.0f}, "w");
+  const auto cost = fusor::sum(fusor::cast<double>(w) * fusor::cast<double>(w));  // a double cost of a float variable
+  const auto g = fusor::grad(cost, w);
+  static_assert(std::is_same_v<fusor::value_type_t<decltype(g)>, float>);
+  const xt::xtensor<float, 1> gv = fusor::eval(g);
+  CHECK(gv == xt::xtensor<float, 1>{1.0f, -2.0f, 4.0f});
+  fusor::vector<double> x{"x"};
+  auto c = fusor::shared(vec(3, -1, 1, 14), "c");
+  const auto gx = fusor::grad(fusor::sum(fusor::sin(x) * c), x);
+  const xt::xtensor<double, 1> xv{0.1, 0.2, 0.3};
+  const xt::xtensor<double, 1> got = fusor::eval(gx, x = xv);
+  const xt::xtensor<double, 1> want = xt::cos(xv) * c.get_value();
+  CHECK(xt::allclose(got, want));
+}
