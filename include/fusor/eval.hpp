@@ -24,7 +24,7 @@
 #include <xtensor/xarray.hpp>
 #include <xtensor/xtensor.hpp>
 
-#include "fusor/core/apply.hpp"
+#include "fusor/core/operand_tuple.hpp"
 #include "fusor/compile/function.hpp"
 #include "fusor/expr/visit.hpp"
 #include "fusor/shared.hpp"

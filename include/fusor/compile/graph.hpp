@@ -26,7 +26,7 @@
 #include <utility>
 #include <vector>
 
-#include "fusor/core/apply.hpp"
+#include "fusor/core/operand_tuple.hpp"
 #include "fusor/core/config.hpp"
 #include "fusor/core/dims.hpp"
 #include "fusor/core/dtype.hpp"
@@ -410,11 +410,6 @@ template <class C>
 struct node_head<gate_node<C>> {
   using type = head_tag<struct gate_head>;
 };
-
-template <class X>
-std::uint64_t type_key() noexcept {
-  return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&type_tag<X>));
-}
 }  // namespace detail
 
 /// Flattens expressions into a graph. Each of `Backends` provides its

@@ -1,13 +1,13 @@
 // fusor/core/apply.hpp — std::apply, without what it costs the compiler.
 //
-// Expression nodes keep their operands in a detail::operand_tuple (a tuple without
-// std::tuple's constructors, core/operand_tuple.hpp), and almost every walk
-// over a node (printing, keys, graph building, evaluators, rewrites) calls a
-// function with the operands unpacked: once per node type and per walk. The
+// For the tuples of a function's specification (its outputs, updates, givens,
+// slots) and of a join's parts as the user wrote them. The walks over a
+// node's operands do not call it: each instance is named by its lambda, and
+// so by the whole node type (core/operand_tuple.hpp, indices_of). The
 // standard std::apply computes a noexcept specification (is_nothrow_invocable
 // of the callable on every element, which deduces the callable's return type)
 // and goes through std::__invoke: several extra class and function templates
-// per call site and node type. This one forwards the elements directly.
+// per call site. This one forwards the elements directly.
 #pragma once
 
 #include <cstddef>

@@ -10,7 +10,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "fusor/core/apply.hpp"
+#include "fusor/core/operand_tuple.hpp"
 #include "fusor/expr/functors.hpp"
 #include "fusor/expr/leaves.hpp"
 #include "fusor/expr/node.hpp"

@@ -9,7 +9,7 @@
 #include <tuple>
 #include <vector>
 
-#include "fusor/core/apply.hpp"
+#include "fusor/core/operand_tuple.hpp"
 #include "fusor/expr/dot.hpp"
 #include "fusor/expr/elementwise.hpp"
 #include "fusor/expr/leaves.hpp"

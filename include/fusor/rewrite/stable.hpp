@@ -27,7 +27,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "fusor/core/apply.hpp"
+#include "fusor/core/operand_tuple.hpp"
 #include "fusor/expr/dot.hpp"
 #include "fusor/expr/elementwise.hpp"
 #include "fusor/expr/generate.hpp"

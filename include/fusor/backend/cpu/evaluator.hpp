@@ -225,10 +225,8 @@ struct map_eval<F, R, type_list<Casts...>, Children...> {
   fusor::detail::operand_tuple<Children...> children;
   dims out_shape;
 
-  // Each walk over the children expands their indices in place rather than
-  // passing a lambda to an apply(): such a helper's instances are named by
-  // the lambda (and so by this whole evaluator type) and by the tuple, in the
-  // symbol table and in every debug string.
+  // Walks over the children expand their indices in place (core/operand_tuple.hpp,
+  // indices_of, says why not apply()).
   static constexpr auto all = std::index_sequence_for<Children...>{};
 
   const dims& shape() const noexcept { return out_shape; }

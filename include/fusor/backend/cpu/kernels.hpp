@@ -129,18 +129,14 @@ struct evaluator_builder {
   }
   template <class F, class R, class Casts, class... C>
   void fill(map_eval<F, R, Casts, C...>& ev, int node) const {
-    fill_children(ev.children, node, std::index_sequence_for<C...>{});
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+      (fill(ev.template child<K>(), child(node, static_cast<int>(K))), ...);
+    }(std::index_sequence_for<C...>{});
     ev.out_shape = p.shapes[static_cast<std::size_t>(node)];
   }
   template <class T, class C>
   void fill(cast_eval<T, C>& ev, int node) const {
     fill(ev.child, child(node, 0));
-  }
-
- private:
-  template <class Tuple, std::size_t... K>
-  void fill_children(Tuple& t, int node, std::index_sequence<K...>) const {
-    (fill(fusor::detail::get<K>(t), child(node, static_cast<int>(K))), ...);
   }
 };
 
