@@ -62,12 +62,13 @@ struct dense_rows {
     ok = ok && l.inner == 1;
   }
 };
-/// Every array leaf read along the row starts on a batch boundary.
+/// Every array leaf read along the row starts on a batch boundary (an
+/// index leaf reads no memory: it is only read lane by lane, inside a cast).
 struct aligned_rows {
   bool& ok;
   template <class L>
   void operator()(const L& l) const noexcept {
-    ok = ok && (l.inner == 0 || is_batch_aligned(l.cur));
+    if constexpr (!std::is_same_v<L, index_leaf>) ok = ok && (l.inner == 0 || is_batch_aligned(l.cur));
   }
 };
 }  // namespace detail
@@ -81,6 +82,7 @@ loop_space prepare_loop(const dims& shape, std::array<index_t, max_rank>& dest, 
   std::size_t k = 0;
   arrays[k++] = &dest;
   (evs.for_each_leaf(detail::collect_strides{arrays.data(), k}), ...);
+  while (k < arrays.size()) arrays[k++] = &dest;  // room left by the leaves of closed gates
   const loop_space s = collapse(shape, arrays);
   (evs.for_each_leaf(detail::set_inner_stride{s.rank}), ...);
   return s;
