@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <regex>
 #include <string>
 
 #include <fusor/fusor.hpp>
@@ -17,6 +18,15 @@
 
 using grad_check::mat;
 using grad_check::vec;
+
+namespace {
+/// A term `0` of a sum in printed text ("0 + x", "x + 0"), not a number
+/// ending in 0 ("t10 + b1") nor a constant 0 elsewhere ("where(c, 0, x)").
+bool has_zero_term(const std::string& text) {
+  static const std::regex zero_term(R"((^|[ (])0 \+ |\+ 0($|[ ),]))");
+  return std::regex_search(text, zero_term);
+}
+}  // namespace
 
 TEST_CASE("the gradient is an expression: it prints, fuses, and trains as an update") {
   auto w = fusor::shared(xt::xtensor<double, 1>{3.0, -2.0}, "w");
@@ -27,6 +37,28 @@ TEST_CASE("the gradient is an expression: it prints, fuses, and trains as an upd
   for (int i = 0; i < 3; ++i) (void)step();
   // w <- w - 0.25 * 2w = w / 2, three times
   CHECK(w.get_value() == xt::xtensor<double, 1>{0.375, -0.25});
+}
+
+TEST_CASE("a gradient prints without its closed gates: the text, the plan and the profile read as written by hand") {
+  CHECK(has_zero_term("0 + x"));
+  CHECK(has_zero_term("(x + 0) * y"));
+  CHECK(!has_zero_term("t10 + b1"));
+  CHECK(!has_zero_term("where(c, 0, x) + 10"));
+  // u and v are one C++ type: u's gradient is built with a gate around each
+  // of their contributions, v's closed when grad is called.
+  auto u = fusor::shared(xt::xtensor<double, 1>{1.0, 2.0}, "u");
+  auto v = fusor::shared(xt::xtensor<double, 1>{3.0, 5.0}, "v");
+  const auto cost = fusor::sum(u * 2.0) + fusor::sum(v * v) + fusor::sum(u * v);
+  auto [gu, gv] = fusor::grad(cost, u, v);
+  CHECK(!has_zero_term(gu.str()));
+  CHECK(!has_zero_term(gv.str()));
+  auto f = fusor::function(fusor::inputs(), fusor::outputs(gu, gv));
+  f.enable_profiling();
+  auto [a, b] = f();
+  CHECK(a == xt::xtensor<double, 1>{5.0, 7.0});   // 2 + v
+  CHECK(b == xt::xtensor<double, 1>{7.0, 12.0});  // 2v + u
+  CHECK(!has_zero_term(f.plan()));
+  CHECK(!has_zero_term(f.profile().str(1000)));
 }
 
 TEST_CASE("stop_gradient, disconnected targets and nodes without a gradient") {
@@ -82,4 +114,14 @@ TEST_CASE("a two-layer perceptron's gradients equal the hand-written backpropaga
   CHECK(xt::allclose(g3, h3, 1e-12, 1e-14));
   CHECK(xt::allclose(g4, h4, 1e-12, 1e-14));
   CHECK(xt::amax(xt::abs(h1))() > 0.0);  // the comparison is not of zeros
+  // b1 and b2, W1 and W2 are one C++ type each: the gradients' gates close
+  // the other's contributions, and neither the plan nor an update shows them.
+  const std::string plan = f.plan();
+  CHECK(plan.find("dot(") != std::string::npos);
+  CHECK(!has_zero_term(plan));
+  auto train = fusor::function(fusor::inputs(x, y), fusor::outputs(cost),
+                               fusor::updates(fusor::update(W1, W1 - 0.1 * gW1), fusor::update(b1, b1 - 0.1 * gb1),
+                                              fusor::update(W2, W2 - 0.1 * gW2), fusor::update(b2, b2 - 0.1 * gb2)));
+  (void)train(xv, yv);
+  CHECK(!has_zero_term(train.plan()));
 }

@@ -143,6 +143,9 @@ struct graph_node {
   std::array<int, 2> shape_of{-1, -1};
   /// The node as fusor prints it ("exp(W) + x"): plans and messages.
   std::string text;
+  /// A closed gate, or a sum of them: a zero that reads nothing, which a sum
+  /// leaves out of its text (expr/text.hpp, map_text).
+  bool zero = false;
   /// Each backend's kernels for this node's C++ type, by role (null: none).
   std::array<std::array<const void*, static_cast<std::size_t>(kernel_role::count)>, backend_count> kernels{};
   const void* kernel(backend_id b, kernel_role r) const noexcept {
@@ -632,7 +635,12 @@ class graph_builder {
       texts[static_cast<std::size_t>(c)] = text(n, c);
     }
     using X = map_node<F, R, Casts, A...>;
-    n.text = detail::map_text(F::symbol, X::infix, texts, X::parenthesized);
+    unsigned zero_terms = 0;
+    if constexpr (std::is_same_v<F, fn::plus>) {
+      for (int c = 0; c < n.arity; ++c) zero_terms |= (g_[n.child[static_cast<std::size_t>(c)]].zero ? 1u : 0u) << c;
+      n.zero = zero_terms == 3u;
+    }
+    n.text = detail::map_text(F::symbol, X::infix, texts, X::parenthesized, zero_terms);
   }
   template <element T, class A>
   void describe(const cast_node<T, A>& e, graph_node& n, std::vector<std::uint64_t>&) {
@@ -838,6 +846,7 @@ class graph_builder {
     n.elementwise = true;
     key.push_back(e.on() ? 1 : 0);
     if (!e.on()) {  // nothing below a closed gate enters the graph
+      n.zero = true;
       n.text = detail::gate_text(false, {});
       return;
     }

@@ -23,10 +23,27 @@ namespace fusor {
 template <class F, class R, class Casts, class... Args>
 class map_node;
 
+template <class C>
+class gate_node;  // expr/shape_like.hpp
+template <class X>
+class ref_node;  // expr/ref.hpp
+
 namespace detail {
 /// Whether a node is written infix (`a + b`): as an operand, it is parenthesised.
 template <class A>
 inline constexpr bool written_infix = A::infix;
+
+/// Whether a node may be a closed gate of a gradient (a zero that reads
+/// nothing, printed as 0) or a sum of such: a sum prints without it.
+template <class A>
+inline constexpr bool may_be_closed_gate = false;
+template <class C>
+inline constexpr bool may_be_closed_gate<gate_node<C>> = true;
+template <class X>
+inline constexpr bool may_be_closed_gate<ref_node<X>> = may_be_closed_gate<X>;
+template <class R, class Casts, class A, class B>
+inline constexpr bool may_be_closed_gate<map_node<fn::plus, R, Casts, A, B>> =
+    may_be_closed_gate<A> && may_be_closed_gate<B>;
 }  // namespace detail
 
 template <class... C>
@@ -65,7 +82,12 @@ class map_node<F, R, type_list<Casts...>, Args...> : public expression_base {
     }(std::index_sequence_for<Args...>{});
     std::array<std::string_view, sizeof...(Args)> views;
     for (std::size_t k = 0; k < texts.size(); ++k) views[k] = texts[k];
-    return detail::map_text(F::symbol, infix, views, parenthesized);
+    unsigned zero_terms = 0;  // closed gates, which print as 0 (detail::map_text)
+    if constexpr (std::is_same_v<F, fn::plus>) {
+      std::size_t k = 0;
+      ((zero_terms |= (detail::may_be_closed_gate<Args> && texts[k] == "0" ? 1u : 0u) << k, ++k), ...);
+    }
+    return detail::map_text(F::symbol, infix, views, parenthesized, zero_terms);
   }
 
  private:

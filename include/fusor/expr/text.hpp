@@ -22,12 +22,31 @@ std::string number_list(const T* v, int n) {
   return s;
 }
 
+/// Whether an infix operand's text needs parentheses: it has a space outside
+/// any parentheses ("a + b"). A sum that printed as one of its terms (below)
+/// needs none.
+inline bool spaced_at_top(std::string_view text) noexcept {
+  int depth = 0;
+  for (const char c : text) {
+    depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+    if (c == ' ' && depth == 0) return true;
+  }
+  return false;
+}
+
 /// `a + b` (an operand that is itself infix in parentheses: bit k of
-/// `parenthesize` for operand k), `-a`, or `f(a, b)`.
+/// `parenthesize` for operand k), `-a`, or `f(a, b)`. `zero_terms`: the
+/// operands of a sum known to be zeros that read nothing — a gradient's closed
+/// gates (the contributions through another variable of the target's C++
+/// type) and sums of them; the sum prints as its other term, or as 0, so that
+/// a gradient's plan reads like the hand-written step.
 inline std::string map_text(std::string_view symbol, bool infix, std::span<const std::string_view> operands,
-                            unsigned parenthesize) {
+                            unsigned parenthesize, unsigned zero_terms = 0) {
+  if (infix && symbol == "+" && zero_terms != 0)
+    return zero_terms == 3u ? std::string("0") : std::string(operands[zero_terms == 1u ? 1 : 0]);
   auto operand = [&](std::size_t k) {
-    return (parenthesize >> k) & 1u ? "(" + std::string(operands[k]) + ")" : std::string(operands[k]);
+    return (parenthesize >> k) & 1u && spaced_at_top(operands[k]) ? "(" + std::string(operands[k]) + ")"
+                                                                   : std::string(operands[k]);
   };
   if (infix) return operand(0) + " " + std::string(symbol) + " " + operand(1);
   if (operands.size() == 1 && symbol.size() == 1) return std::string(symbol) + operand(0);  // -x, !x
