@@ -19,7 +19,9 @@ inline R element_at(const Ev& ev, std::size_t i) {
   return Op::element(static_cast<R>(ev.scalar(static_cast<index_t>(i))));
 }
 
-template <class Op, class R, class Ev>
+/// `Mode`: dense<unaligned_mode> when no leaf is broadcast along the row (no
+/// per-load test of the stride), else unaligned_mode.
+template <class Op, class R, class Mode, class Ev>
 R reduce_row(const Ev& ev, std::size_t n) {
   R acc = Op::template identity<R>();
   std::size_t i = 0;
@@ -29,19 +31,32 @@ R reduce_row(const Ev& ev, std::size_t n) {
       // Four independent accumulators hide the add latency.
       batch<R> a0(acc), a1(acc), a2(acc), a3(acc);
       for (; i + 4 * w <= n; i += 4 * w) {
-        a0 = Op::combine(a0, Op::element(ev.template load<xsimd::unaligned_mode>(static_cast<index_t>(i))));
-        a1 = Op::combine(a1, Op::element(ev.template load<xsimd::unaligned_mode>(static_cast<index_t>(i + w))));
-        a2 = Op::combine(a2, Op::element(ev.template load<xsimd::unaligned_mode>(static_cast<index_t>(i + 2 * w))));
-        a3 = Op::combine(a3, Op::element(ev.template load<xsimd::unaligned_mode>(static_cast<index_t>(i + 3 * w))));
+        a0 = Op::combine(a0, Op::element(ev.template load<Mode>(static_cast<index_t>(i))));
+        a1 = Op::combine(a1, Op::element(ev.template load<Mode>(static_cast<index_t>(i + w))));
+        a2 = Op::combine(a2, Op::element(ev.template load<Mode>(static_cast<index_t>(i + 2 * w))));
+        a3 = Op::combine(a3, Op::element(ev.template load<Mode>(static_cast<index_t>(i + 3 * w))));
       }
       acc = horizontal<Op>(Op::combine(Op::combine(a0, a1), Op::combine(a2, a3)));
     }
     for (; i + w <= n; i += w)
-      acc = Op::combine(
-          acc, horizontal<Op>(Op::element(ev.template load<xsimd::unaligned_mode>(static_cast<index_t>(i)))));
+      acc = Op::combine(acc, horizontal<Op>(Op::element(ev.template load<Mode>(static_cast<index_t>(i)))));
   }
   for (; i < n; ++i) acc = Op::combine(acc, element_at<Op, R>(ev, i));
   return acc;
+}
+
+/// Accumulates a row of `ev` into the row `out` of the kept axis.
+template <class Op, class R, class Mode, class Ev>
+void accumulate_row(R* out, const Ev& ev, std::size_t n) {
+  std::size_t i = 0;
+  if constexpr (Ev::simd && simd_element<R> && std::is_same_v<typename Ev::value_type, R>) {
+    constexpr std::size_t w = batch<R>::size;
+    for (; i + w <= n; i += w) {
+      const auto v = Op::element(ev.template load<Mode>(static_cast<index_t>(i)));
+      Op::combine(batch<R>::load_unaligned(out + i), v).store_unaligned(out + i);
+    }
+  }
+  for (; i < n; ++i) out[i] = Op::combine(out[i], element_at<Op, R>(ev, i));
 }
 }  // namespace detail
 
@@ -57,6 +72,8 @@ struct reduce_loop {
   std::size_t n = 0, nout = 0;
   index_t acc_inner = 0;
   bool vectorise = false;
+  bool leaves_dense = false;  ///< no leaf broadcast along the row
+  using dense_mode = dense<xsimd::unaligned_mode>;
 
   /// `ev` is broadcast to `in` here.
   void prepare(const dims& keep_shape, const dims& in_shape, Ev& ev) {
@@ -71,7 +88,10 @@ struct reduce_loop {
     space = prepare_loop(in, acc, ev);
     n = space.extent[space.rank - 1];
     acc_inner = acc[space.rank - 1];
-    vectorise = detail::leaves_vectorisable(ev);
+    // The vector loops keep the accumulators' row contiguous (or reduce the
+    // row to one element); every leaf steps by 0 or 1 along it.
+    vectorise = (acc_inner == 0 || acc_inner == 1) && detail::leaves_vectorisable(ev);
+    leaves_dense = vectorise && detail::leaves_dense(ev);
   }
 
   /// The zero-size case: an error (max, min), NaN (means) or the identity.
@@ -97,25 +117,21 @@ struct reduce_loop {
       ev.set_outer(idx, outer);
       if (acc_inner == 0) {
         R part;
-        if (vectorise) {
-          part = detail::reduce_row<Op, R>(ev, n);
+        if (vectorise && leaves_dense) {
+          part = detail::reduce_row<Op, R, dense_mode>(ev, n);
+        } else if (vectorise) {
+          part = detail::reduce_row<Op, R, xsimd::unaligned_mode>(ev, n);
         } else {
           part = Op::template identity<R>();
           for (std::size_t i = 0; i < n; ++i) part = Op::combine(part, detail::element_at<Op, R>(ev, i));
         }
         *row = Op::combine(*row, part);
+      } else if (vectorise && leaves_dense) {  // the kept axis is the row: acc_inner is 1
+        detail::accumulate_row<Op, R, dense_mode>(row, ev, n);
+      } else if (vectorise) {
+        detail::accumulate_row<Op, R, xsimd::unaligned_mode>(row, ev, n);
       } else {
-        std::size_t i = 0;
-        if constexpr (Ev::simd && simd_element<R> && std::is_same_v<typename Ev::value_type, R>) {
-          if (vectorise) {
-            constexpr std::size_t w = batch<R>::size;
-            for (; i + w <= n; i += w) {
-              const auto v = Op::element(ev.template load<xsimd::unaligned_mode>(static_cast<index_t>(i)));
-              Op::combine(batch<R>::load_unaligned(row + i), v).store_unaligned(row + i);
-            }
-          }
-        }
-        for (; i < n; ++i)
+        for (std::size_t i = 0; i < n; ++i)
           row[i * static_cast<std::size_t>(acc_inner)] =
               Op::combine(row[i * static_cast<std::size_t>(acc_inner)], detail::element_at<Op, R>(ev, i));
       }
