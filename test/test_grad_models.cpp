@@ -122,6 +122,15 @@ TEST_CASE("a two-layer perceptron's gradients equal the hand-written backpropaga
   auto train = fusor::function(fusor::inputs(x, y), fusor::outputs(cost),
                                fusor::updates(fusor::update(W1, W1 - 0.1 * gW1), fusor::update(b1, b1 - 0.1 * gb1),
                                               fusor::update(W2, W2 - 0.1 * gW2), fusor::update(b2, b2 - 0.1 * gb2)));
+  const xt::xtensor<double, 2> W1_0 = W1.get_value(), W2_0 = W2.get_value();
   (void)train(xv, yv);
   CHECK(!has_zero_term(train.plan()));
+  // W1 and W2 are updated by BLAS accumulating the backward product into
+  // them (the closed gates of the other matrix seen through); the values are
+  // those of the gradients computed above.
+  int by_blas = 0;
+  for (const auto& s : train.last_plan().steps) by_blas += s.kind == fusor::step_kind::dot && s.accumulate;
+  CHECK(by_blas == 2);
+  CHECK(xt::allclose(W1.get_value(), W1_0 - 0.1 * g1, 1e-12, 1e-14));
+  CHECK(xt::allclose(W2.get_value(), W2_0 - 0.1 * g3, 1e-12, 1e-14));
 }

@@ -7,7 +7,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <string>
+#include <vector>
 
 #include <fusor/fusor.hpp>
 
@@ -49,15 +51,13 @@ TEST_CASE("the graph has one node per distinct sub-expression: a dot used three 
   REQUIRE(count_kind(p, fusor::step_kind::materialize) == 1);
   const auto& m = p.steps[static_cast<std::size_t>(first_of(p, fusor::step_kind::materialize))];
   CHECK(f.graph()[m.node].kind == fusor::node_kind::map);
-  // Temporaries first, then outputs, then the update, in place, last.
-  const int last_dot = static_cast<int>(p.steps.size()) - 1 - [&] {
-    for (std::size_t i = p.steps.size(); i-- > 0;)
-      if (p.steps[i].kind == fusor::step_kind::dot) return static_cast<int>(p.steps.size() - 1 - i);
-    return 0;
-  }();
-  CHECK(first_of(p, fusor::step_kind::update) > last_dot);
-  CHECK(p.steps.back().kind == fusor::step_kind::update);
+  // Temporaries first, then outputs, then the update, in place, last: here
+  // the backward product itself, accumulated into w's buffer by BLAS.
+  CHECK(first_of(p, fusor::step_kind::update) == -1);
+  CHECK(p.steps.back().kind == fusor::step_kind::dot);
+  CHECK(p.steps.back().accumulate);
   CHECK(p.steps.back().in_place);
+  CHECK(p.steps.back().dest == p.shared_slot[0]);
   CHECK(f.update_was_in_place(0));
 }
 
@@ -409,10 +409,118 @@ TEST_CASE("printed plans name what earlier steps computed, and the shapes shape-
     const auto line_at = text.find("  " + std::to_string(i) + " dot");
     REQUIRE(line_at != std::string::npos);
     const std::string line = text.substr(line_at, text.find('\n', line_at) - line_at);
-    CHECK(line.find("= dot(transpose(x), t") != std::string::npos);
+    // (the update's own dot, accumulated into w by BLAS: "w += -0.5 * dot(transpose(x), tN)")
+    CHECK(line.find("dot(transpose(x), t") != std::string::npos);
   }
   CHECK(backward_dots == 1);
   CHECK(text.find("zeros(shape(") == std::string::npos);
   CHECK(text.find("size(") == std::string::npos);
   CHECK(text.find("zeros((2,))") != std::string::npos);  // the adjoint of the mean, over two samples
+}
+
+// ---------------------------------------------------------------- updates accumulated by BLAS
+
+namespace {
+/// The steps of a plan that accumulate a product into a variable.
+std::vector<const fusor::step_info*> accumulating(const fusor::plan& p) {
+  std::vector<const fusor::step_info*> r;
+  for (const auto& s : p.steps)
+    if (s.kind == fusor::step_kind::dot && s.accumulate) r.push_back(&s);
+  return r;
+}
+mat product_at(const mat& a, const mat& b) {  // a.T . b
+  mat r = xt::zeros<double>({a.shape(1), b.shape(1)});
+  for (std::size_t i = 0; i < a.shape(1); ++i)
+    for (std::size_t j = 0; j < b.shape(1); ++j)
+      for (std::size_t k = 0; k < a.shape(0); ++k) r(i, j) += a(k, i) * b(k, j);
+  return r;
+}
+}  // namespace
+
+TEST_CASE("an update v - c * dot(a, b) is one BLAS call accumulating into v's buffer, with no temporary") {
+  const mat W0{{1, 2}, {3, 4}, {5, 6}};
+  const mat av{{1, -2, 3}, {0.5, 4, -1}}, bv{{2, 1}, {-1, 3}};
+  auto W = fusor::shared(W0, "W");
+  const double* before = W.get_value(fusor::borrow).data();
+  fusor::matrix<double> a{"a"}, b{"b"};
+  auto f = fusor::function(fusor::inputs(a, b), fusor::outputs(),
+                           fusor::updates(fusor::update(W, W - 0.25 * fusor::dot(fusor::transpose(a), b))));
+  f(av, bv);
+  const mat expected = W0 - 0.25 * product_at(av, bv);
+  CHECK(xt::allclose(W.get_value(), expected, 1e-14, 1e-14));
+  CHECK(W.get_value(fusor::borrow).data() == before);  // in place: the variable kept its buffer
+  const auto& p = f.last_plan();
+  const auto acc = accumulating(p);
+  REQUIRE(acc.size() == 1);
+  CHECK(acc[0]->alpha == -0.25);
+  CHECK(acc[0]->in_place);
+  CHECK(count_kind(p, fusor::step_kind::update) == 0);
+  CHECK(p.arena_bytes == 0);  // the product has no temporary
+  CHECK(contains(f.plan(), "by BLAS: W += -0.25 * dot(transpose(a), b)"));
+  // v + dot(a, b) * c and c * dot(a, b) + v: the same call
+  auto g = fusor::function(fusor::inputs(a, b), fusor::outputs(),
+                           fusor::updates(fusor::update(W, fusor::dot(fusor::transpose(a), b) * 2.0 + W)));
+  const mat W1 = W.get_value();
+  g(av, bv);
+  CHECK(xt::allclose(W.get_value(), W1 + 2.0 * product_at(av, bv), 1e-14, 1e-14));
+  REQUIRE(accumulating(g.last_plan()).size() == 1);
+  CHECK(accumulating(g.last_plan())[0]->alpha == 2.0);
+  // a steady call repeats it
+  g(av, bv);
+  CHECK(xt::allclose(W.get_value(), W1 + 4.0 * product_at(av, bv), 1e-14, 1e-14));
+}
+
+TEST_CASE("an update by a product stays a fused loop where BLAS would read what it writes or the product is read elsewhere") {
+  const mat S0{{1, 2}, {3, 4}};
+  const mat T0{{0.5, -1}, {2, 1}};
+  fusor::matrix<double> a{"a"};
+  const mat av{{1, 2}, {3, -1}};
+  SUBCASE("the variable is an operand of its own product") {
+    auto S = fusor::shared(S0, "S");
+    auto f = fusor::function(fusor::inputs(), fusor::outputs(),
+                             fusor::updates(fusor::update(S, S - 0.5 * fusor::dot(fusor::transpose(S), S))));
+    f();
+    CHECK(xt::allclose(S.get_value(), S0 - 0.5 * product_at(S0, S0), 1e-14, 1e-14));
+    CHECK(accumulating(f.last_plan()).empty());
+  }
+  SUBCASE("an argument is the variable's own buffer") {
+    auto S = fusor::shared(S0, "S");
+    auto f = fusor::function(fusor::inputs(a), fusor::outputs(),
+                             fusor::updates(fusor::update(S, S - 0.5 * fusor::dot(fusor::transpose(a), a))));
+    // S's own memory as the argument, adapted (fusor does not see a view it
+    // made): the update is in place, and BLAS must not read what it writes.
+    double* data = const_cast<double*>(S.get_value(fusor::borrow).data());
+    f(xt::adapt(data, 4, xt::no_ownership(), std::array<std::size_t, 2>{2, 2}));
+    CHECK(S.get_value(fusor::borrow).data() == data);
+    CHECK(xt::allclose(S.get_value(), S0 - 0.5 * product_at(S0, S0), 1e-14, 1e-14));
+    CHECK(accumulating(f.last_plan()).empty());
+  }
+  SUBCASE("another variable the product reads is written in place by the same call") {
+    auto S = fusor::shared(S0, "S");
+    auto T = fusor::shared(T0, "T");
+    auto f = fusor::function(fusor::inputs(), fusor::outputs(),
+                             fusor::updates(fusor::update(S, S - 0.5 * fusor::dot(fusor::transpose(T), T)),
+                                            fusor::update(T, T * 2.0)));
+    f();  // both from the values of the call's start
+    CHECK(xt::allclose(S.get_value(), S0 - 0.5 * product_at(T0, T0), 1e-14, 1e-14));
+    CHECK(xt::allclose(T.get_value(), T0 * 2.0, 1e-14, 1e-14));
+    auto g = fusor::function(fusor::inputs(), fusor::outputs(),
+                             fusor::updates(fusor::update(T, T * 2.0),
+                                            fusor::update(S, S - 0.5 * fusor::dot(fusor::transpose(T), T))));
+    const mat S1 = S.get_value(), T1 = T.get_value();
+    g();
+    CHECK(xt::allclose(S.get_value(), S1 - 0.5 * product_at(T1, T1), 1e-14, 1e-14));
+    CHECK(accumulating(f.last_plan()).empty());
+    CHECK(accumulating(g.last_plan()).empty());
+  }
+  SUBCASE("the product is an output too: computed once, into a temporary") {
+    auto S = fusor::shared(S0, "S");
+    const auto d = fusor::dot(fusor::transpose(a), a);
+    auto f = fusor::function(fusor::inputs(a), fusor::outputs(d), fusor::updates(fusor::update(S, S - 0.5 * d)));
+    const mat out = f(av);
+    CHECK(xt::allclose(out, product_at(av, av), 1e-14, 1e-14));
+    CHECK(xt::allclose(S.get_value(), S0 - 0.5 * product_at(av, av), 1e-14, 1e-14));
+    CHECK(accumulating(f.last_plan()).empty());
+    CHECK(count_kind(f.last_plan(), fusor::step_kind::dot) == 1);
+  }
 }

@@ -61,6 +61,10 @@ enum class node_kind : std::uint8_t {
   specify, size_ratio, gate, zeros_of, place
 };
 
+/// The arithmetic of a map node the planner looks for (an update
+/// `v - c * dot(a, b)` becomes one BLAS call that accumulates into v).
+enum class arith : std::uint8_t { other, plus, minus, multiplies };
+
 /// Which selection a `place` node reverses.
 enum class place_kind : std::uint8_t {
   view,      ///< `slices`: the view's items
@@ -124,6 +128,7 @@ struct graph_node {
   /// Reads its operands only at the index it computes (no reduction, dot,
   /// permutation or reshape below it): the static half of an in-place write.
   bool elementwise = false;
+  arith arithmetic = arith::other;  ///< map: +, -, * (else other)
   // reduce: the operation, its axes (empty: all), keepdims
   reduce_kind op{};
   std::array<int, max_rank> axes{};
@@ -635,6 +640,9 @@ class graph_builder {
       texts[static_cast<std::size_t>(c)] = text(n, c);
     }
     using X = map_node<F, R, Casts, A...>;
+    if constexpr (std::is_same_v<F, fn::plus>) n.arithmetic = arith::plus;
+    else if constexpr (std::is_same_v<F, fn::minus>) n.arithmetic = arith::minus;
+    else if constexpr (std::is_same_v<F, fn::multiplies>) n.arithmetic = arith::multiplies;
     unsigned zero_terms = 0;
     if constexpr (std::is_same_v<F, fn::plus>) {
       for (int c = 0; c < n.arity; ++c) zero_terms |= (g_[n.child[static_cast<std::size_t>(c)]].zero ? 1u : 0u) << c;

@@ -87,6 +87,10 @@ struct step_info {
   int source = -1;      ///< transfer: the update whose variable gives its buffer
   int scratch = -1;     ///< reduce: a scratch slot (nanmean's counts, argmax's best values)
   bool in_place = false;
+  /// dot: dest = alpha * a . b, plus dest's own value when `accumulate` (an
+  /// in-place update v - c * dot(a, b): alpha = -c, one BLAS call).
+  double alpha = 1.0;
+  bool accumulate = false;
   /// outputs: (node, dest slot, output index) per output of the pass
   std::vector<std::array<int, 3>> group;
   /// An update of a view: the part of `dest` written (its slot is dest; the

@@ -20,14 +20,16 @@ namespace fusor::cpu {
 /// C[m x k] = op(A) * op(B) with op(A) m x n and op(B) n x k, all contiguous
 /// row-major; `trans_a` means A is stored as its n x m transpose (likewise B),
 /// so a transposed operand is handed to BLAS as is instead of being copied.
-/// Vectors are the m == 1 or k == 1 cases.
+/// Vectors are the m == 1 or k == 1 cases. With `accumulate` (floating point
+/// only), C = alpha * op(A) * op(B) + C: an update v - c * dot(a, b) in one call.
 template <class E>
 void matmul(const E* a, const E* b, E* c, std::size_t m, std::size_t n, std::size_t k, bool trans_a = false,
-            bool trans_b = false) {
+            bool trans_b = false, double alpha = 1.0, bool accumulate = false) {
   if constexpr (std::is_same_v<E, float> || std::is_same_v<E, double>) {
     if (m == 0 || k == 0) return;
     if (n == 0) {
-      for (std::size_t i = 0; i < m * k; ++i) c[i] = E(0);
+      if (!accumulate)
+        for (std::size_t i = 0; i < m * k; ++i) c[i] = E(0);
       return;
     }
     // BLAS takes int extents (OpenBLAS's default 32-bit interface).
@@ -37,10 +39,11 @@ void matmul(const E* a, const E* b, E* c, std::size_t m, std::size_t n, std::siz
     const auto M = static_cast<blasint>(m), N = static_cast<blasint>(n), K = static_cast<blasint>(k);
     const blasint lda = trans_a ? M : N, ldb = trans_b ? N : K;
     const auto ta = trans_a ? CblasTrans : CblasNoTrans, tb = trans_b ? CblasTrans : CblasNoTrans;
+    const E scale = static_cast<E>(alpha), beta = accumulate ? E(1) : E(0);
     if constexpr (std::is_same_v<E, double>)
-      cblas_dgemm(CblasRowMajor, ta, tb, M, K, N, 1.0, a, lda, b, ldb, 0.0, c, K);
+      cblas_dgemm(CblasRowMajor, ta, tb, M, K, N, scale, a, lda, b, ldb, beta, c, K);
     else
-      cblas_sgemm(CblasRowMajor, ta, tb, M, K, N, 1.0f, a, lda, b, ldb, 0.0f, c, K);
+      cblas_sgemm(CblasRowMajor, ta, tb, M, K, N, scale, a, lda, b, ldb, beta, c, K);
   } else {
     // Integers wrap modulo 2^n, as NumPy's dot does (bool: or of ands).
     const fn::plus add;

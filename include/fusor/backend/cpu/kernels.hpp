@@ -307,9 +307,11 @@ struct dot_kernel {
     int a = -1, b = -1, dest = -1;
     std::size_t m = 0, n = 0, k = 0;
     bool trans_a = false, trans_b = false;
+    double alpha = 1.0;
+    bool accumulate = false;
     void run(void* const* slots) override {
       matmul(static_cast<const V*>(slots[a]), static_cast<const V*>(slots[b]), static_cast<V*>(slots[dest]), m, n,
-             k, trans_a, trans_b);
+             k, trans_a, trans_b, alpha, accumulate);
     }
   };
 
@@ -333,6 +335,8 @@ struct dot_kernel {
     st->m = sa.rank() == 2 ? sa[0] : 1;
     st->n = sa[sa.rank() - 1];
     st->k = sb.rank() == 2 ? sb[1] : 1;
+    st->alpha = s.alpha;
+    st->accumulate = s.accumulate;
     return st;
   }
   static constexpr kernel_entry entry{&prepare};

@@ -322,6 +322,8 @@ struct dot_kernel {
   };
 
   static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s, const context&) {
+    if (s.accumulate)  // the planner accumulates into a variable on the host only
+      throw error("fusor: internal error: an accumulating dot step ('" + s.label + "') in a device plan");
     auto st = std::make_unique<step>();
     const graph_node& node = g[s.node];
     const int ca = node.child[0], cb = node.child[1];

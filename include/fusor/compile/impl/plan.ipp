@@ -130,7 +130,7 @@ FUSOR_RUNTIME std::string plan::str(const graph& g) const {
     out += (i ? ", " : " ") + g.inputs[i].name + " " + s.shape.str();
   }
   std::size_t temps = 0;
-  for (const auto& s : slots) temps += s.kind == slot_kind::temporary;
+  for (const auto& s : slots) temps += s.kind == slot_kind::temporary && s.first >= 0;  // written by a step
   out += "\n  arena: " + std::to_string(arena_bytes) + " bytes for " + std::to_string(temps) + " temporaries\n";
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const auto& st = steps[i];
@@ -161,7 +161,7 @@ FUSOR_RUNTIME std::string plan::str(const graph& g) const {
     out.append(line).append("\n");
   }
   for (std::size_t s = 0; s < slots.size(); ++s)
-    if (slots[s].kind == slot_kind::temporary)
+    if (slots[s].kind == slot_kind::temporary && slots[s].first >= 0)  // not one no step writes
       out += "  t" + std::to_string(s) + ": " + std::string(name(slots[s].type)) + " " + slots[s].shape.str() +
              " at arena offset " + std::to_string(slots[s].offset) + ", live in steps " +
              std::to_string(slots[s].first) + ".." + std::to_string(slots[s].last) + "\n";

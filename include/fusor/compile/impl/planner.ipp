@@ -4,7 +4,9 @@
 #pragma once
 
 #include <algorithm>
+#include <charconv>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -577,17 +579,7 @@ class planner {
       s.kind = step_kind::dot;
       s.node = node;
       s.dest = slot;
-      for (int k = 0; k < 2; ++k) {
-        const int c = n.child[static_cast<std::size_t>(k)];
-        const node_value& v = in_memory(c);  // a fused operand gets a copy
-        ensure_value(c);
-        if (blas_ready(v)) {
-          s.reads.push_back(v.slot);
-        } else {
-          ensure_copy(c);
-          s.reads.push_back(copy_of(c));
-        }
-      }
+      s.reads = dot_operands(node);
       s.label = n.text;
       s.bytes = group_bytes(s.reads) + static_cast<double>(p_.slots[static_cast<std::size_t>(slot)].bytes);
       producer_[static_cast<std::size_t>(slot)] = emit(std::move(s));
@@ -789,6 +781,140 @@ class planner {
     return moves;
   }
 
+  /// Emits what dot `node`'s operands need and returns the slots BLAS reads
+  /// (an operand BLAS cannot read as it is gets a contiguous copy).
+  std::vector<int> dot_operands(int node) {
+    std::vector<int> reads;
+    for (int k = 0; k < 2; ++k) {
+      const int c = g_[node].child[static_cast<std::size_t>(k)];
+      const node_value& v = in_memory(c);  // a fused operand gets a copy
+      ensure_value(c);
+      if (blas_ready(v)) {
+        reads.push_back(v.slot);
+      } else {
+        ensure_copy(c);
+        reads.push_back(copy_of(c));
+      }
+    }
+    return reads;
+  }
+
+  // ------------------------------------------------------------ updates accumulated by BLAS
+
+  /// An in-place update v <- v - c * dot(a, b) (v + c * dot, c on either
+  /// side, or no c) runs as one BLAS call that accumulates into v's buffer
+  /// (C = alpha a.b + C), as PyTensor's gemm_inplace does: no temporary for the
+  /// product and no second pass over v. A gradient's closed gates around the
+  /// product (sums with a zero that reads nothing) are seen through.
+  struct accumulated_dot {
+    int dot = -1;  ///< the dot node; -1: the update runs as a fused loop
+    double alpha = 0;
+    std::vector<int> reads;  ///< the slots BLAS reads (a, b)
+  };
+
+  /// How many nodes, outputs and updates read each node's value.
+  void count_readers() {
+    readers_.assign(g_.nodes.size(), 0);
+    for (const graph_node& n : g_.nodes)
+      for (int c = 0; c < n.arity; ++c) ++readers_[static_cast<std::size_t>(n.child[static_cast<std::size_t>(c)])];
+    for (const auto& o : g_.outputs) ++readers_[static_cast<std::size_t>(o.node)];
+    for (const auto& u : g_.updates) ++readers_[static_cast<std::size_t>(u.node)];
+  }
+
+  /// What a gradient's gates leave of `node`: the term of a sum whose other
+  /// term is a closed gate (or a sum of them), an open gate's operand.
+  int without_gates(int node) const {
+    for (;;) {
+      const graph_node& n = g_[node];
+      if (readers_[static_cast<std::size_t>(node)] != 1) return node;
+      if (n.kind == node_kind::gate && n.arity == 1) {
+        node = n.child[0];
+      } else if (n.kind == node_kind::map && n.arithmetic == arith::plus && n.arity == 2 && !n.zero &&
+                 (g_[n.child[0]].zero || g_[n.child[1]].zero)) {
+        node = g_[n.child[0]].zero ? n.child[1] : n.child[0];
+      } else {
+        return node;
+      }
+    }
+  }
+
+  /// The node of update k's variable as its root reads it.
+  int var_node(std::size_t k) const {
+    const graph_node& r = g_[g_.updates[k].node];
+    const graph_node& c = g_[r.child[0]];
+    return c.kind == node_kind::shared && c.leaf == g_.updates[k].variable ? r.child[0] : r.child[1];
+  }
+  /// alpha as the update's dtype prints it (-0.1, not -0.10000000149011612).
+  static std::string scale_text(double alpha, dtype t) {
+    char buf[32];
+    const auto r = t == dtype::float32 ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(alpha))
+                                       : std::to_chars(buf, buf + sizeof buf, alpha);
+    return std::string(buf, r.ptr);
+  }
+
+  /// A floating-point constant node's value.
+  std::optional<double> constant_value(int node) const {
+    const graph_node& n = g_[node];
+    if (n.kind != node_kind::constant) return std::nullopt;
+    if (n.type == dtype::float64) return detail::scalar_node_value<double>(g_, p_.shapes, node);
+    if (n.type == dtype::float32) return static_cast<double>(detail::scalar_node_value<float>(g_, p_.shapes, node));
+    return std::nullopt;
+  }
+
+  /// Whether update k has the form v -/+ [c *] dot(a, b) that BLAS can
+  /// accumulate into v, on the host: the dot is read by nothing else, of v's
+  /// shape and floating-point dtype, and (checked by accumulate_into) its
+  /// operands share no buffer with v or another in-place write.
+  accumulated_dot accumulation_form(std::size_t k) const {
+    const graph_update& u = g_.updates[k];
+    if (f_.backend != backend_id::host || u.partial || !p_.updates[k].in_place) return {};
+    const int root = u.node;
+    const graph_node& r = g_[root];
+    const dtype t = r.type;
+    if (t != dtype::float32 && t != dtype::float64) return {};
+    if (r.kind != node_kind::map || r.arity != 2 || readers_[static_cast<std::size_t>(root)] != 1) return {};
+    if (r.arithmetic != arith::minus && r.arithmetic != arith::plus) return {};
+    auto is_v = [&](int c) { return g_[c].kind == node_kind::shared && g_[c].leaf == u.variable; };
+    int side = -1;
+    if (is_v(r.child[0])) side = 0;
+    else if (r.arithmetic == arith::plus && is_v(r.child[1])) side = 1;
+    if (side < 0) return {};
+    double alpha = r.arithmetic == arith::minus ? -1.0 : 1.0;
+    int term = without_gates(r.child[static_cast<std::size_t>(1 - side)]);
+    const graph_node& m = g_[term];
+    if (m.kind == node_kind::map && m.arithmetic == arith::multiplies && m.arity == 2 && m.type == t &&
+        readers_[static_cast<std::size_t>(term)] == 1) {
+      const std::optional<double> c0 = constant_value(m.child[0]), c1 = constant_value(m.child[1]);
+      if (!c0 && !c1) return {};
+      alpha *= c0 ? *c0 : *c1;
+      term = without_gates(m.child[c0 ? 1 : 0]);
+    }
+    const graph_node& d = g_[term];
+    if (d.kind != node_kind::dot || d.type != t || readers_[static_cast<std::size_t>(term)] != 1) return {};
+    if (!(p_.shapes[static_cast<std::size_t>(term)] == p_.shapes[static_cast<std::size_t>(root)])) return {};
+    if (producer_[static_cast<std::size_t>(p_.values[static_cast<std::size_t>(term)].slot)] >= 0) return {};
+    accumulated_dot a;
+    a.dot = term;
+    a.alpha = alpha;
+    return a;
+  }
+
+  /// Update k accumulated by BLAS when accumulation_form allows it and the
+  /// operands it reads (emitted now) overlap neither v's buffer nor another
+  /// in-place write's target: an in-place write must not change what it
+  /// reads, and every other one runs before or after it.
+  accumulated_dot accumulate_into(std::size_t k) {
+    accumulated_dot a = accumulation_form(k);
+    if (a.dot < 0) return a;
+    a.reads = dot_operands(a.dot);
+    for (const int r : a.reads) {
+      const range b = buffer_of(r);
+      for (const auto& [root, target] : accepted_)
+        if (relation(b.lo, b.bytes, target.lo, target.bytes) != overlap::none) return {};
+    }
+    return a;
+  }
+
   /// BLAS reads a matrix as is or transposed: contiguous, or the transpose of
   /// contiguous memory.
   static bool blas_ready(const node_value& v) {
@@ -932,14 +1058,35 @@ class planner {
     // read included: all of those are computed first, from the values of the
     // call's start (an in-place write must not change what a later temporary
     // reads: update(w, w / 2) with update(b, b - sum(w))).
+    count_readers();
+    std::vector<accumulated_dot> by_blas(g_.updates.size());
     for (std::size_t k = 0; k < g_.updates.size(); ++k)
-      if (p_.updates[k].in_place) ensure_group(g_.updates[k].node);
+      if (p_.updates[k].in_place) {
+        by_blas[k] = accumulate_into(k);
+        if (by_blas[k].dot < 0) ensure_group(g_.updates[k].node);
+      }
     for (std::size_t k = 0; k < g_.outputs.size(); ++k)
       if (p_.outputs[k].in_place) ensure_group(g_.outputs[k].node);
     for (std::size_t k = 0; k < g_.updates.size(); ++k)
       if (p_.updates[k].in_place) {
-        auto s = update_step(k, p_.shared_slot[static_cast<std::size_t>(g_.updates[k].variable)],
-                             detail::update_label(g_, static_cast<int>(k)) + " (in place)");
+        const int var_slot = p_.shared_slot[static_cast<std::size_t>(g_.updates[k].variable)];
+        step_info s;
+        if (by_blas[k].dot >= 0) {
+          s.kind = step_kind::dot;
+          s.node = by_blas[k].dot;
+          s.dest = var_slot;
+          s.target = static_cast<int>(k);
+          s.reads = by_blas[k].reads;
+          s.reads.push_back(var_slot);
+          s.alpha = by_blas[k].alpha;
+          s.accumulate = true;
+          s.label = detail::update_label(g_, static_cast<int>(k)) + " (in place, by BLAS: " +
+                    g_[var_node(k)].text + " += " + scale_text(by_blas[k].alpha, g_[by_blas[k].dot].type) + " * " +
+                    g_[by_blas[k].dot].text + ")";
+          s.bytes = group_bytes(s.reads) + static_cast<double>(p_.slots[static_cast<std::size_t>(var_slot)].bytes);
+        } else {
+          s = update_step(k, var_slot, detail::update_label(g_, static_cast<int>(k)) + " (in place)");
+        }
         s.in_place = true;
         emit(std::move(s));
       }
@@ -1027,6 +1174,7 @@ class planner {
   std::vector<std::pair<int, range>> accepted_;  ///< in-place writes accepted so far: (root, target)
   std::vector<detail::resolved_view> regions_;   ///< per update of a view: its region, resolved
   std::vector<char> direct_;                     ///< per output: a take gathered into its buffer
+  std::vector<int> readers_;                     ///< per node: how many nodes, outputs and updates read it
 };
 
 FUSOR_RUNTIME plan make_plan(const graph& g, const call_facts& f) { return planner(g, f).build(); }
