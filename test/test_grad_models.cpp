@@ -123,6 +123,7 @@ TEST_CASE("a two-layer perceptron's gradients equal the hand-written backpropaga
                                fusor::updates(fusor::update(W1, W1 - 0.1 * gW1), fusor::update(b1, b1 - 0.1 * gb1),
                                               fusor::update(W2, W2 - 0.1 * gW2), fusor::update(b2, b2 - 0.1 * gb2)));
   const xt::xtensor<double, 2> W1_0 = W1.get_value(), W2_0 = W2.get_value();
+  const xt::xtensor<double, 1> b1_0 = b1.get_value(), b2_0 = b2.get_value();
   (void)train(xv, yv);
   CHECK(!has_zero_term(train.plan()));
   // W1 and W2 are updated by BLAS accumulating the backward product into
@@ -133,4 +134,11 @@ TEST_CASE("a two-layer perceptron's gradients equal the hand-written backpropaga
   CHECK(by_blas == 2);
   CHECK(xt::allclose(W1.get_value(), W1_0 - 0.1 * g1, 1e-12, 1e-14));
   CHECK(xt::allclose(W2.get_value(), W2_0 - 0.1 * g3, 1e-12, 1e-14));
+  // The biases' gradients sum the adjoints the backward products read from
+  // temporaries: those temporaries, not the expressions again.
+  int sums_of_temporaries = 0;
+  for (const auto& s : train.last_plan().steps) sums_of_temporaries += s.kind == fusor::step_kind::reduce && s.source >= 0;
+  CHECK(sums_of_temporaries == 2);
+  CHECK(xt::allclose(b1.get_value(), b1_0 - 0.1 * g2, 1e-12, 1e-14));
+  CHECK(xt::allclose(b2.get_value(), b2_0 - 0.1 * g4, 1e-12, 1e-14));
 }

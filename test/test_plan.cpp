@@ -524,3 +524,33 @@ TEST_CASE("an update by a product stays a fused loop where BLAS would read what 
     CHECK(count_kind(f.last_plan(), fusor::step_kind::dot) == 1);
   }
 }
+
+TEST_CASE("a sum or mean of an expression materialised already reads the temporary, not the expression again") {
+  fusor::matrix<double> x{"x"};
+  const auto e = fusor::exp(x) * 2.0 - x;  // fused; a dot needs it in memory
+  auto f = fusor::function(fusor::inputs(x), fusor::outputs(fusor::dot(fusor::transpose(e), e), fusor::sum(e, 0),
+                                                             fusor::mean(e, 1), fusor::max(e, 0)));
+  const mat xv{{0.5, -1}, {2, 0.25}, {-0.5, 1}};
+  auto [d, s0, m1, mx] = f(xv);
+  const mat ev = xt::exp(xv) * 2.0 - xv;
+  CHECK(xt::allclose(d, product_at(ev, ev), 1e-13, 1e-13));
+  CHECK(xt::allclose(s0, vec{ev(0, 0) + ev(1, 0) + ev(2, 0), ev(0, 1) + ev(1, 1) + ev(2, 1)}, 1e-14, 1e-14));
+  CHECK(xt::allclose(m1, vec{(ev(0, 0) + ev(0, 1)) / 2, (ev(1, 0) + ev(1, 1)) / 2, (ev(2, 0) + ev(2, 1)) / 2}, 1e-14, 1e-14));
+  CHECK(xt::allclose(mx, vec{std::max({ev(0, 0), ev(1, 0), ev(2, 0)}), std::max({ev(0, 1), ev(1, 1), ev(2, 1)})}, 1e-14, 1e-14));
+  const auto& p = f.last_plan();
+  REQUIRE(count_kind(p, fusor::step_kind::materialize) == 1);
+  const int copy = p.steps[static_cast<std::size_t>(first_of(p, fusor::step_kind::materialize))].dest;
+  int reading_copy = 0, fused_again = 0;
+  for (const auto& st : p.steps) {
+    if (st.kind != fusor::step_kind::reduce) continue;
+    if (st.source >= 0) {
+      ++reading_copy;
+      CHECK(st.reads == std::vector<int>{copy});
+    } else {
+      ++fused_again;  // max is not among the reductions that read a temporary
+    }
+  }
+  CHECK(reading_copy == 2);
+  CHECK(fused_again == 1);
+  CHECK(contains(f.plan(), "= sum(t"));
+}

@@ -84,7 +84,8 @@ struct step_info {
   int node = -1;        ///< the node computed (check: the exponent; convert: the input's node)
   int dest = -1;        ///< the slot written
   int target = -1;      ///< output / update index (install, transfer: update index)
-  int source = -1;      ///< transfer: the update whose variable gives its buffer
+  int source = -1;      ///< transfer: the update whose variable gives its buffer; reduce: the node
+                        ///< whose temporary holds the operand's value (-1: the operand, fused)
   int scratch = -1;     ///< reduce: a scratch slot (nanmean's counts, argmax's best values)
   bool in_place = false;
   /// dot: dest = alpha * a . b, plus dest's own value when `accumulate` (an

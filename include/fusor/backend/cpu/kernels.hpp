@@ -276,7 +276,7 @@ struct reduce_kernel {
   static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s) {
     auto st = std::make_unique<step>();
     const graph_node& n = g[s.node];
-    evaluator_builder{g, p}.fill(st->ev, n.child[0]);
+    evaluator_builder{g, p}.fill(st->ev, s.source >= 0 ? s.source : n.child[0]);
     st->dest = s.dest;
     st->scratch = s.scratch;
     st->what = n.text;
@@ -292,6 +292,12 @@ struct reduce_kernel {
   }
   static constexpr kernel_entry entry{&prepare};
 };
+
+/// A sum or mean of an operand already in memory (another step's temporary):
+/// one kernel per op and dtype, whatever the node (compile/impl/planner.ipp,
+/// materialised_twin).
+template <class Op, class V>
+using materialised_reduce_kernel = reduce_kernel<Op, V, leaf<V>>;
 
 /// The reduction kernel of a reduce (or sum_to) node type.
 template <class X, class P = reduction_parts<X>>

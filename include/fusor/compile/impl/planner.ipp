@@ -492,12 +492,17 @@ class planner {
       s.bytes = group_bytes(s.reads) + static_cast<double>(p_.slots[static_cast<std::size_t>(slot)].bytes);
       producer_[static_cast<std::size_t>(slot)] = emit(std::move(s));
     } else if (n.kind == node_kind::reduce) {
-      ensure_group(n.child[0]);
       step_info s;
       s.kind = step_kind::reduce;
       s.node = node;
       s.dest = slot;
-      s.reads = group_reads_slots(n.child[0]);
+      if (const int twin = materialised_twin(node); twin >= 0) {
+        s.source = twin;  // the operand's value, computed already
+        s.reads = {p_.values[static_cast<std::size_t>(twin)].slot};
+      } else {
+        ensure_group(n.child[0]);
+        s.reads = group_reads_slots(n.child[0]);
+      }
       const detail::reduce_geometry r = detail::reduction_of(n, p_.shapes);
       const dims& in = r.in;
       const dims keep = detail::kept_shape(in, r.mask);
@@ -505,6 +510,11 @@ class planner {
       if (n.op == reduce_kind::argmax || n.op == reduce_kind::argmin)
         s.scratch = add_slot(slot_kind::temporary, g_[n.child[0]].type, keep, -1);
       s.label = n.text;
+      if (s.source >= 0) {  // named by what it reads: sum_to(sum_to(e, (64, 128)), (128,)), printed sum_to(t21, (128,))
+        const std::string& operand = g_[n.child[0]].text;
+        if (const auto at = s.label.find(operand); at != std::string::npos)
+          s.label.replace(at, operand.size(), g_[s.source].text);
+      }
       s.bytes = static_cast<double>(in.elements() * size_of(g_[n.child[0]].type)) +
                 static_cast<double>(p_.slots[static_cast<std::size_t>(slot)].bytes);
       const int scratch = s.scratch;
@@ -822,11 +832,13 @@ class planner {
   }
 
   /// What a gradient's gates leave of `node`: the term of a sum whose other
-  /// term is a closed gate (or a sum of them), an open gate's operand.
-  int without_gates(int node) const {
+  /// term is a closed gate (or a sum of them), an open gate's operand — a
+  /// node of the same value. `sole`: only through nodes nothing else reads
+  /// (what is skipped is then not computed at all).
+  int without_gates(int node, bool sole = true) const {
     for (;;) {
       const graph_node& n = g_[node];
-      if (readers_[static_cast<std::size_t>(node)] != 1) return node;
+      if (sole && readers_[static_cast<std::size_t>(node)] != 1) return node;
       if (n.kind == node_kind::gate && n.arity == 1) {
         node = n.child[0];
       } else if (n.kind == node_kind::map && n.arithmetic == arith::plus && n.arity == 2 && !n.zero &&
@@ -915,6 +927,40 @@ class planner {
     return a;
   }
 
+  // ------------------------------------------------------------ an adjoint computed once
+
+  /// For a sum or mean `node` whose operand is a fused expression: a node
+  /// whose value, in a temporary written already, is that expression's — its
+  /// own materialised copy (the operand of a dot), or a sum of the same
+  /// operand to its own shape (a gradient's sum_to for a backward dot, whose
+  /// adjoint a bias's gradient sums again). The reduction then reads that
+  /// temporary instead of computing the expression a second time, as a
+  /// hand-written step reads `p - y` once materialised. -1: none. Host plans,
+  /// floating point; the kernels are one per op and dtype
+  /// (backend/cpu/impl/backend.ipp).
+  int materialised_twin(int node) const {
+    const graph_node& n = g_[node];
+    if (f_.backend != backend_id::host || (n.op != reduce_kind::sum && n.op != reduce_kind::mean)) return -1;
+    if (n.type != dtype::float32 && n.type != dtype::float64) return -1;
+    const int x = without_gates(n.child[0], false);
+    const dims& shape = p_.shapes[static_cast<std::size_t>(x)];
+    if (g_[x].type != n.type || !fused(g_[x].kind) || !(p_.shapes[static_cast<std::size_t>(n.child[0])] == shape))
+      return -1;
+    const int copy = copy_[static_cast<std::size_t>(x)];
+    if (copy >= 0 && producer_[static_cast<std::size_t>(copy)] >= 0 && p_.values[static_cast<std::size_t>(x)].slot == copy)
+      return x;
+    for (int q = 0; q < g_.size(); ++q) {
+      const graph_node& m = g_[q];
+      if (q == node || m.kind != node_kind::reduce || m.op != reduce_kind::sum || m.type != n.type) continue;
+      if (without_gates(m.child[0], false) != x || !(p_.shapes[static_cast<std::size_t>(q)] == shape)) continue;
+      const node_value& v = p_.values[static_cast<std::size_t>(q)];
+      if (v.slot >= 0 && p_.slots[static_cast<std::size_t>(v.slot)].kind == slot_kind::temporary &&
+          producer_[static_cast<std::size_t>(v.slot)] >= 0 && v.offset == 0 && v.contiguous())
+        return q;
+    }
+    return -1;
+  }
+
   /// BLAS reads a matrix as is or transposed: contiguous, or the transpose of
   /// contiguous memory.
   static bool blas_ready(const node_value& v) {
@@ -994,6 +1040,7 @@ class planner {
   }
 
   void emit_steps() {
+    count_readers();
     // Exponent checks: before anything is written.
     for (int i = 0; i < g_.size(); ++i)
       if (g_[i].has_kernel(kernel_role::check)) {
@@ -1058,7 +1105,6 @@ class planner {
     // read included: all of those are computed first, from the values of the
     // call's start (an in-place write must not change what a later temporary
     // reads: update(w, w / 2) with update(b, b - sum(w))).
-    count_readers();
     std::vector<accumulated_dot> by_blas(g_.updates.size());
     for (std::size_t k = 0; k < g_.updates.size(); ++k)
       if (p_.updates[k].in_place) {
