@@ -239,17 +239,15 @@ std::string run(std::map<std::string, entry>& impls, const std::string& line, bo
     for (const long long t : ns) out += (out.empty() ? "" : " ") + std::to_string(t);
     return out;
   }
-  // state
-  {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.17g", e.last_cost);
-    std::string out = buf;
-    for (const double v : e.impl.sums()) {
-      std::snprintf(buf, sizeof buf, " %.17g", v);
-      out += buf;
-    }
-    return out;
+  // state: the last cost, then each parameter's sums
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", e.last_cost);
+  std::string out = buf;
+  for (const double v : e.impl.sums()) {
+    std::snprintf(buf, sizeof buf, " %.17g", v);
+    out += buf;
   }
+  return out;
 }
 
 }  // namespace

@@ -72,7 +72,7 @@ struct reduce_loop {
   std::size_t n = 0, nout = 0;
   index_t acc_inner = 0;
   bool vectorise = false;
-  bool leaves_dense = false;  ///< no leaf broadcast along the row
+  bool leaves_dense = false;  ///< vectorised, and no leaf broadcast along the row
   using dense_mode = dense<xsimd::unaligned_mode>;
 
   /// `ev` is broadcast to `in` here.
@@ -117,7 +117,7 @@ struct reduce_loop {
       ev.set_outer(idx, outer);
       if (acc_inner == 0) {
         R part;
-        if (vectorise && leaves_dense) {
+        if (leaves_dense) {
           part = detail::reduce_row<Op, R, dense_mode>(ev, n);
         } else if (vectorise) {
           part = detail::reduce_row<Op, R, xsimd::unaligned_mode>(ev, n);
@@ -126,7 +126,7 @@ struct reduce_loop {
           for (std::size_t i = 0; i < n; ++i) part = Op::combine(part, detail::element_at<Op, R>(ev, i));
         }
         *row = Op::combine(*row, part);
-      } else if (vectorise && leaves_dense) {  // the kept axis is the row: acc_inner is 1
+      } else if (leaves_dense) {  // the kept axis is the row: acc_inner is 1
         detail::accumulate_row<Op, R, dense_mode>(row, ev, n);
       } else if (vectorise) {
         detail::accumulate_row<Op, R, xsimd::unaligned_mode>(row, ev, n);

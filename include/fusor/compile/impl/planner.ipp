@@ -818,6 +818,7 @@ class planner {
   /// product (sums with a zero that reads nothing) are seen through.
   struct accumulated_dot {
     int dot = -1;  ///< the dot node; -1: the update runs as a fused loop
+    int variable = -1;  ///< the variable's node as the update reads it (for the label)
     double alpha = 0;
     std::vector<int> reads;  ///< the slots BLAS reads (a, b)
   };
@@ -850,12 +851,6 @@ class planner {
     }
   }
 
-  /// The node of update k's variable as its root reads it.
-  int var_node(std::size_t k) const {
-    const graph_node& r = g_[g_.updates[k].node];
-    const graph_node& c = g_[r.child[0]];
-    return c.kind == node_kind::shared && c.leaf == g_.updates[k].variable ? r.child[0] : r.child[1];
-  }
   /// alpha as the update's dtype prints it (-0.1, not -0.10000000149011612).
   static std::string scale_text(double alpha, dtype t) {
     char buf[32];
@@ -907,6 +902,7 @@ class planner {
     if (producer_[static_cast<std::size_t>(p_.values[static_cast<std::size_t>(term)].slot)] >= 0) return {};
     accumulated_dot a;
     a.dot = term;
+    a.variable = r.child[static_cast<std::size_t>(side)];
     a.alpha = alpha;
     return a;
   }
@@ -1127,7 +1123,7 @@ class planner {
           s.alpha = by_blas[k].alpha;
           s.accumulate = true;
           s.label = detail::update_label(g_, static_cast<int>(k)) + " (in place, by BLAS: " +
-                    g_[var_node(k)].text + " += " + scale_text(by_blas[k].alpha, g_[by_blas[k].dot].type) + " * " +
+                    g_[by_blas[k].variable].text + " += " + scale_text(by_blas[k].alpha, g_[by_blas[k].dot].type) + " * " +
                     g_[by_blas[k].dot].text + ")";
           s.bytes = group_bytes(s.reads) + static_cast<double>(p_.slots[static_cast<std::size_t>(var_slot)].bytes);
         } else {
