@@ -103,6 +103,7 @@ inline constexpr std::size_t backend_count = 2;
 enum class kernel_role : std::uint8_t {
   group,   ///< evaluate the node's fused sub-tree into a destination
   reduce,  ///< a reduction fused with its operand
+  reduce_read,  ///< the same reduction (a float sum or mean) of its operand's value in a temporary: one kernel per op and dtype
   dot,     ///< a dot product of two operands in memory
   check,   ///< an integer pow: refuse a negative exponent before any write
   count
@@ -299,6 +300,15 @@ struct reduction_parts<reduce_node<Op, A, Rank>> {
 };
 template <class G, class L>
 struct reduction_parts<sum_to_node<G, L>> : reduction_parts<reduce_node<red::sum, G, L::rank>> {};
+
+/// Whether a reduction may read its operand's value from a temporary another
+/// step wrote (the planner's materialised_twin): a sum or mean in a float type
+/// of an operand of that type.
+template <class X, class P = reduction_parts<X>>
+inline constexpr bool reads_materialised_v =
+    (std::is_same_v<typename P::op, red::sum> || std::is_same_v<typename P::op, red::mean>) &&
+    (std::is_same_v<typename P::value_type, float> || std::is_same_v<typename P::value_type, double>) &&
+    std::is_same_v<typename P::value_type, value_type_t<typename P::operand>>;
 
 /// The exponent of an integer pow node (its second operand): what its check reduces.
 template <class X>
@@ -528,7 +538,10 @@ class graph_builder {
       describe(e, n, key);  // adds the operands, then writes the node's text from theirs (expr/text.hpp)
       const int id = intern(n, key);
       if (id < 0) return ~id;
-      if constexpr (detail::has<detail::member::operation, X>) mark<kernel_role::reduce, X>(id);
+      if constexpr (detail::has<detail::member::operation, X>) {
+        mark<kernel_role::reduce, X>(id);
+        if constexpr (reads_materialised_v<X>) mark<kernel_role::reduce_read, X>(id);
+      }
       if constexpr (is_dot_v<X>) mark<kernel_role::dot, X>(id);
       if constexpr (is_checked_pow_v<X>) mark<kernel_role::check, X>(id);
       return id;

@@ -293,15 +293,15 @@ struct reduce_kernel {
   static constexpr kernel_entry entry{&prepare};
 };
 
-/// A sum or mean of an operand already in memory (another step's temporary):
-/// one kernel per op and dtype, whatever the node (compile/impl/planner.ipp,
-/// materialised_twin).
-template <class Op, class V>
-using materialised_reduce_kernel = reduce_kernel<Op, V, leaf<V>>;
-
 /// The reduction kernel of a reduce (or sum_to) node type.
 template <class X, class P = reduction_parts<X>>
 using reduce_kernel_of = reduce_kernel<typename P::op, typename P::value_type, evaluator_t<typename P::operand>>;
+
+/// The same reduction of an operand already in memory (another step's
+/// temporary: compile/impl/planner.ipp, materialised_twin): one kernel per op
+/// and dtype, whatever the node.
+template <class X, class P = reduction_parts<X>>
+using materialised_reduce_kernel_of = reduce_kernel<typename P::op, typename P::value_type, leaf<typename P::value_type>>;
 
 // ---------------------------------------------------------------- dot
 

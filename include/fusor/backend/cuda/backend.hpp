@@ -25,6 +25,7 @@ struct backend {
   static const void* kernel() {
     if constexpr (R == kernel_role::group) return &group_kernel_of<X>::entry;
     else if constexpr (R == kernel_role::reduce) return &reduce_kernel_of<X>::entry;
+    else if constexpr (R == kernel_role::reduce_read) return nullptr;  // host plans only read materialised operands
     else if constexpr (R == kernel_role::dot) return &dot_kernel<value_type_t<X>>::entry;
     else return &check_kernel_of<X>::entry;
   }

@@ -932,12 +932,11 @@ class planner {
   /// adjoint a bias's gradient sums again). The reduction then reads that
   /// temporary instead of computing the expression a second time, as a
   /// hand-written step reads `p - y` once materialised. -1: none. Host plans,
-  /// floating point; the kernels are one per op and dtype
-  /// (backend/cpu/impl/backend.ipp).
+  /// float sums and means: the reductions with a `reduce_read` kernel
+  /// (compile/graph.hpp, reads_materialised_v).
   int materialised_twin(int node) const {
     const graph_node& n = g_[node];
-    if (f_.backend != backend_id::host || (n.op != reduce_kind::sum && n.op != reduce_kind::mean)) return -1;
-    if (n.type != dtype::float32 && n.type != dtype::float64) return -1;
+    if (f_.backend != backend_id::host || !n.has_kernel(kernel_role::reduce_read)) return -1;
     const int x = without_gates(n.child[0], false);
     const dims& shape = p_.shapes[static_cast<std::size_t>(x)];
     if (g_[x].type != n.type || !fused(g_[x].kind) || !(p_.shapes[static_cast<std::size_t>(n.child[0])] == shape))

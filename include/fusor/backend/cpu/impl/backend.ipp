@@ -11,15 +11,6 @@
 
 namespace fusor::cpu {
 
-/// The kernel of a sum or mean that reads its operand from another step's
-/// temporary (the planner's materialised_twin): sum and mean, float32 and float64.
-inline const kernel_entry* materialised_reduce(const graph_node& n) {
-  const bool mean = n.op == reduce_kind::mean;
-  if (n.type == dtype::float32)
-    return mean ? &materialised_reduce_kernel<red::mean, float>::entry : &materialised_reduce_kernel<red::sum, float>::entry;
-  return mean ? &materialised_reduce_kernel<red::mean, double>::entry : &materialised_reduce_kernel<red::sum, double>::entry;
-}
-
 FUSOR_RUNTIME std::unique_ptr<prepared_step> backend::state::prepare_one(const graph& g, const plan& p, const step_info& s) {
   const kernel_entry* k = nullptr;
   auto of = [&](kernel_role r) {
@@ -32,10 +23,7 @@ FUSOR_RUNTIME std::unique_ptr<prepared_step> backend::state::prepare_one(const g
       k = static_cast<const kernel_entry*>(
           g.inputs[static_cast<std::size_t>(g[s.node].leaf)].convert[static_cast<std::size_t>(id)]);
       break;
-    case step_kind::reduce:
-      if (s.source < 0) k = of(kernel_role::reduce);
-      else k = materialised_reduce(g[s.node]);
-      break;
+    case step_kind::reduce: k = of(s.source < 0 ? kernel_role::reduce : kernel_role::reduce_read); break;
     case step_kind::dot: k = of(kernel_role::dot); break;
     case step_kind::materialize:
     case step_kind::output:
