@@ -56,3 +56,42 @@ TEST_CASE_FIXTURE(fixture, "a function on a device whose kernels no unit compile
     CHECK(what.find("FUSOR_DEVICE_INSTANTIATE") != std::string::npos);  // says what to do
   }
 }
+
+// A device plan reduces a reduction's fused operand; reading the operand from
+// a temporary (the reduce_read role) is a host plan's choice. A graph must not
+// ask a device for that role: no unit registers it, and on a GPU every
+// function with a float sum was refused while the emulated device, whose
+// kernels all lack CUDA launchers, stopped looking at a node's first role.
+TEST_CASE_FIXTURE(fixture, "a device is asked for no kernel that only host plans use, and every role of a node is checked") {
+  fusor::matrix<double> x{"x"};
+  fusor::graph g;
+  fusor::graph_builder<fusor::cpu::backend, fusor::gpu::keyed_backend> b(g);
+  const int root = b.add_root(fusor::sum(x * 2.0, 0));
+  const fusor::graph_node& n = g[root];
+  CHECK(n.kernel(fusor::backend_id::host, fusor::kernel_role::reduce_read) != nullptr);
+  CHECK(n.kernel(fusor::backend_id::device, fusor::kernel_role::reduce_read) == nullptr);
+  CHECK(n.kernel(fusor::backend_id::device, fusor::kernel_role::reduce) != nullptr);
+
+  // One role registered without its CUDA launcher, another not registered at
+  // all: the node is listed as unregistered, whatever the roles' order.
+  static constexpr fusor::gpu::kernel_entry no_launcher{nullptr, [] { return "a launcher"; }};
+  fusor::graph h;
+  fusor::graph_node two_roles;
+  two_roles.text = "two roles";
+  static int keys[2];  // registry keys: addresses that outlive the test
+  two_roles.kernels[static_cast<std::size_t>(fusor::backend_id::device)][static_cast<std::size_t>(fusor::kernel_role::group)] = &keys[0];
+  two_roles.kernels[static_cast<std::size_t>(fusor::backend_id::device)][static_cast<std::size_t>(fusor::kernel_role::reduce)] = &keys[1];
+  h.nodes.push_back(two_roles);
+  fusor::gpu::kernel_registry::instance().add(static_cast<std::size_t>(fusor::kernel_role::group), &keys[0], &no_launcher);
+  const fusor::gpu::missing_device_kernels missing = fusor::gpu::find_missing_kernels(h);
+  REQUIRE(missing.unregistered.size() == 1);
+  CHECK(missing.unregistered[0] == "two roles");
+  CHECK(missing.without_cuda.empty());
+
+  // Registered for both roles, one without a launcher: without CUDA code.
+  fusor::gpu::kernel_registry::instance().add(static_cast<std::size_t>(fusor::kernel_role::reduce), &keys[1], &no_launcher);
+  const fusor::gpu::missing_device_kernels lacking = fusor::gpu::find_missing_kernels(h);
+  CHECK(lacking.unregistered.empty());
+  REQUIRE(lacking.without_cuda.size() == 1);
+  CHECK(lacking.without_cuda[0] == "two roles");
+}

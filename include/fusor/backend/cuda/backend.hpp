@@ -23,9 +23,9 @@ struct backend {
   /// The kernel node type X compiles to for role R.
   template <kernel_role R, class X>
   static const void* kernel() {
-    if constexpr (R == kernel_role::group) return &group_kernel_of<X>::entry;
+    if constexpr (!device_role_v<R>) return nullptr;
+    else if constexpr (R == kernel_role::group) return &group_kernel_of<X>::entry;
     else if constexpr (R == kernel_role::reduce) return &reduce_kernel_of<X>::entry;
-    else if constexpr (R == kernel_role::reduce_read) return nullptr;  // host plans only read materialised operands
     else if constexpr (R == kernel_role::dot) return &dot_kernel<value_type_t<X>>::entry;
     else return &check_kernel_of<X>::entry;
   }

@@ -73,13 +73,21 @@ const void* kernel_key() noexcept {
   return &fusor::detail::type_tag<X>;
 }
 
+/// Whether a device runs kernels of role R. A reduction reading its operand
+/// from a temporary (reduce_read) is a host plan's choice alone: a device
+/// plan reduces the fused operand, so no unit compiles or registers that role
+/// for a device, and a graph must not ask for it.
+template <kernel_role R>
+inline constexpr bool device_role_v = R != kernel_role::reduce_read;
+
 /// The device as a graph builder sees it: keys, not kernels (converting an
 /// argument's dtype is the one kernel compiled everywhere: one per dtype).
 struct keyed_backend {
   static constexpr backend_id id = backend_id::device;
   template <kernel_role R, class X>
   static const void* kernel() {
-    return kernel_key<X>();
+    if constexpr (device_role_v<R>) return kernel_key<X>();
+    else return nullptr;
   }
   template <element T>
   static const void* convert_kernel() {
@@ -114,19 +122,20 @@ inline missing_device_kernels find_missing_kernels(const graph& g) {
     if (!k) out.unregistered.push_back("the outputs fused into one pass");
     else if (k->missing()) out.without_cuda.push_back("the outputs fused into one pass");
   }
-  for (const graph_node& n : g.nodes)
+  // Every role of a node is looked at before it is listed: a node whose
+  // first kernel lacks its launcher (every kernel, on the emulated device)
+  // may still lack a registration for another role.
+  for (const graph_node& n : g.nodes) {
+    bool unregistered = false, without_cuda = false;
     for (std::size_t r = 0; r < static_cast<std::size_t>(kernel_role::count); ++r) {
       if (!n.kernel(backend_id::device, static_cast<kernel_role>(r))) continue;
       const kernel_entry* k = registered_kernel(n, static_cast<kernel_role>(r));
-      if (!k) {
-        out.unregistered.push_back(n.text);
-        break;
-      }
-      if (k->missing()) {
-        out.without_cuda.push_back(n.text);
-        break;
-      }
+      unregistered = unregistered || !k;
+      without_cuda = without_cuda || (k && k->missing());
     }
+    if (unregistered) out.unregistered.push_back(n.text);
+    else if (without_cuda) out.without_cuda.push_back(n.text);
+  }
   return out;
 }
 
