@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include <xtensor/xmath.hpp>
 #include <xtensor/xsort.hpp>
@@ -83,6 +84,66 @@ TEST_CASE("reductions of a large contiguous float array take the vector path and
   }
   fusor::vector<float> x{"x"};
   CHECK(fusor::eval(fusor::sum(x * 2.f), x = a) == doctest::Approx(ref).epsilon(1e-5));
+}
+
+// A reduction that keeps the row and reduces the axis outside it (a bias's
+// gradient, sum(X, 0)) accumulates blocks of rows in registers. Rows of every
+// length around the vector block (full blocks, single batches, a scalar
+// tail), more rows than one block, an outer kept axis, a leaf broadcast along
+// the rows, a nan-reduction and max/min/mean: each against plain loops.
+template <class T>
+void check_reductions_over_rows() {
+  fusor::tensor<T, 3> x{"x"};
+  fusor::matrix<T> col{"col"};
+  for (std::size_t rows : {1, 5, 70, 300})
+    for (std::size_t cols : {1, 3, 16, 17, 130, 257, 1030}) {
+      CAPTURE(rows);
+      CAPTURE(cols);
+      const std::size_t outer = 2;
+      xt::xtensor<T, 3> a(std::array<std::size_t, 3>{outer, rows, cols});
+      xt::xtensor<T, 2> c(std::array<std::size_t, 2>{rows, 1});
+      for (std::size_t o = 0; o < outer; ++o)
+        for (std::size_t r = 0; r < rows; ++r)
+          for (std::size_t k = 0; k < cols; ++k)
+            a(o, r, k) = static_cast<T>(std::sin(0.37 * static_cast<double>(o * 7919 + r * 131 + k)));
+      for (std::size_t r = 0; r < rows; ++r) c(r, 0) = static_cast<T>(0.25 * static_cast<double>(r % 5) - 0.5);
+      a(0, rows / 2, cols - 1) = std::numeric_limits<T>::quiet_NaN();  // for nansum; the plain sums skip outer 0
+      xt::xtensor<double, 2> sum(std::array<std::size_t, 2>{outer, cols}, 0.0), gated = sum, nans = sum;
+      xt::xtensor<double, 2> hi(std::array<std::size_t, 2>{outer, cols}, -1e300), lo(std::array<std::size_t, 2>{outer, cols}, 1e300);
+      for (std::size_t o = 0; o < outer; ++o)
+        for (std::size_t r = 0; r < rows; ++r)
+          for (std::size_t k = 0; k < cols; ++k) {
+            const double v = static_cast<double>(a(o, r, k)), cv = static_cast<double>(c(r, 0));
+            sum(o, k) += v;
+            gated(o, k) += v + cv > 0 ? v : 0.0;
+            if (!std::isnan(v)) nans(o, k) += v;
+            hi(o, k) = std::max(hi(o, k), v * cv);
+            lo(o, k) = std::min(lo(o, k), v * cv);
+          }
+      const double tol = std::is_same_v<T, float> ? 1e-4 : 1e-12;
+      auto close = [&](const auto& got, const xt::xtensor<double, 2>& want, std::size_t from) {
+        bool ok = true;
+        for (std::size_t o = from; o < outer; ++o)
+          for (std::size_t k = 0; k < cols; ++k)
+            ok = ok && std::abs(static_cast<double>(got(o, k)) - want(o, k)) <= tol * (1.0 + std::abs(want(o, k)) + static_cast<double>(rows));
+        return ok;
+      };
+      const auto s = fusor::eval(fusor::sum(x, 1), x = a);
+      CHECK(std::isnan(s(0, cols - 1)));
+      CHECK(close(s, sum, 1));
+      const auto m = fusor::eval(fusor::mean(x, 1), x = a);
+      xt::xtensor<double, 2> mean = sum / static_cast<double>(rows);
+      CHECK(close(m, mean, 1));
+      CHECK(close(fusor::eval(fusor::sum(fusor::where(x + col > T(0), x, T(0)), 1), x = a, col = c), gated, 1));
+      CHECK(close(fusor::eval(fusor::nansum(x, 1), x = a), nans, 0));
+      CHECK(close(fusor::eval(fusor::max(x * col, 1), x = a, col = c), hi, 1));
+      CHECK(close(fusor::eval(fusor::min(x * col, 1), x = a, col = c), lo, 1));
+    }
+}
+
+TEST_CASE("sums over the axis outside the row, in blocks of rows (vs plain loops)") {
+  check_reductions_over_rows<float>();
+  check_reductions_over_rows<double>();
 }
 
 TEST_CASE("result dtypes of reductions follow NumPy") {
