@@ -138,6 +138,30 @@ void check_reductions_over_rows() {
       CHECK(close(fusor::eval(fusor::nansum(x, 1), x = a), nans, 0));
       CHECK(close(fusor::eval(fusor::max(x * col, 1), x = a, col = c), hi, 1));
       CHECK(close(fusor::eval(fusor::min(x * col, 1), x = a, col = c), lo, 1));
+
+      // Over the row itself: rows shorter than a batch run along the kept
+      // axis instead (the leaves read across rows, lane by lane).
+      xt::xtensor<double, 2> row_sum(std::array<std::size_t, 2>{outer, rows}, 0.0), row_gated = row_sum;
+      xt::xtensor<double, 2> row_hi(std::array<std::size_t, 2>{outer, rows}, -1e300);
+      for (std::size_t o = 0; o < outer; ++o)
+        for (std::size_t r = 0; r < rows; ++r)
+          for (std::size_t k = 0; k < cols; ++k) {
+            const double v = static_cast<double>(a(o, r, k)), cv = static_cast<double>(c(r, 0));
+            row_sum(o, r) += std::exp(v - cv);
+            row_gated(o, r) += v * cv > 0 ? v : 0.0;
+            row_hi(o, r) = std::max(row_hi(o, r), v + cv);
+          }
+      auto close_rows = [&](const auto& got, const xt::xtensor<double, 2>& want) {
+        bool ok = true;
+        for (std::size_t r = 0; r < rows; ++r)
+          ok = ok && std::abs(static_cast<double>(got(1, r)) - want(1, r)) <= tol * (1.0 + std::abs(want(1, r)) + static_cast<double>(cols));
+        return ok;
+      };
+      CHECK(close_rows(fusor::eval(fusor::sum(fusor::exp(x - col), 2), x = a, col = c), row_sum));
+      const auto row_mean = fusor::eval(fusor::mean(fusor::exp(x - col), 2), x = a, col = c);
+      CHECK(close_rows(row_mean * static_cast<T>(cols), row_sum));
+      CHECK(close_rows(fusor::eval(fusor::sum(fusor::where(x * col > T(0), x, T(0)), 2), x = a, col = c), row_gated));
+      CHECK(close_rows(fusor::eval(fusor::max(x + col, 2), x = a, col = c), row_hi));
     }
 }
 

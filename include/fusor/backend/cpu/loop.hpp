@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "fusor/backend/cpu/evaluator.hpp"
 #include "fusor/backend/cpu/simd.hpp"
@@ -36,6 +37,16 @@ struct set_inner_stride {
   std::size_t rank;  // of the merged loop space
   template <class L>
   void operator()(L& l) const noexcept {
+    l.inner = l.strides[rank - 1];
+  }
+};
+/// The last two axes of a leaf's loop space exchanged (a reduction over short
+/// rows run along its kept axis instead: reduce.hpp).
+struct swap_inner_axes {
+  std::size_t rank;  // of the merged loop space, at least 2
+  template <class L>
+  void operator()(L& l) const noexcept {
+    std::swap(l.strides[rank - 1], l.strides[rank - 2]);
     l.inner = l.strides[rank - 1];
   }
 };
