@@ -162,6 +162,17 @@ void check_reductions_over_rows() {
       CHECK(close_rows(row_mean * static_cast<T>(cols), row_sum));
       CHECK(close_rows(fusor::eval(fusor::sum(fusor::where(x * col > T(0), x, T(0)), 2), x = a, col = c), row_gated));
       CHECK(close_rows(fusor::eval(fusor::max(x + col, 2), x = a, col = c), row_hi));
+
+      // Kept whole, nothing reduced (a gradient's sum_to onto its own shape).
+      const xt::xtensor<T, 3> same = fusor::eval(fusor::detail::sum_to(fusor::exp(x - col), x), x = a, col = c);
+      REQUIRE(same.shape() == a.shape());
+      bool same_ok = true;
+      for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t k = 0; k < cols; ++k) {
+          const double want = std::exp(static_cast<double>(a(1, r, k)) - static_cast<double>(c(r, 0)));
+          same_ok = same_ok && std::abs(static_cast<double>(same(1, r, k)) - want) <= tol * (1.0 + std::abs(want));
+        }
+      CHECK(same_ok);
     }
 }
 

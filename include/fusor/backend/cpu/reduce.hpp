@@ -62,6 +62,22 @@ void accumulate_row(R* out, const Ev& ev, std::size_t n) {
   for (; i < n; ++i) out[i] = Op::combine(out[i], element_at<Op, R>(ev, i));
 }
 
+/// Combines a row of `ev` into the row `out`, whose elements are `step` apart
+/// (the short rows' axes exchanged, run_rows): the values are computed a
+/// batch at a time and combined into `out` lane by lane.
+template <class Op, class R, class Mode, class Ev>
+void accumulate_row_strided(R* out, const Ev& ev, std::size_t n, index_t step) {
+  constexpr std::size_t w = batch<R>::size;
+  const auto at = [step](std::size_t i) { return static_cast<std::size_t>(static_cast<index_t>(i) * step); };
+  std::size_t i = 0;
+  for (; i + w <= n; i += w) {
+    alignas(batch<R>::arch_type::alignment()) R lane[w];
+    Op::element(ev.template load<Mode>(static_cast<index_t>(i))).store_aligned(lane);
+    for (std::size_t k = 0; k < w; ++k) out[at(i + k)] = Op::combine(out[at(i + k)], lane[k]);
+  }
+  for (; i < n; ++i) out[at(i)] = Op::combine(out[at(i)], element_at<Op, R>(ev, i));
+}
+
 /// Rows r0..r1 of the axis just outside the row (idx[outer - 1]), all
 /// accumulated into the one row `out`: the accumulators stay in registers
 /// across the rows, a block of K batches of the row at a time, and `out` is
@@ -143,12 +159,17 @@ struct reduce_loop {
       // loop runs along the kept axis, vectorised, and accumulates across the
       // short reduced axis in registers (run_blocks). A leaf that now steps
       // by neither 0 nor 1 element is read lane by lane (strided_mode).
-      if (acc_inner == 0 && r >= 2 && n < batch<R>::size && acc[r - 2] == 1 && space.extent[r - 2] >= batch<R>::size) {
+      // Short rows kept whole, with nothing reduced outside them (a gradient's
+      // sum_to onto its own shape): exchanged the same way, the results are
+      // computed a batch at a time and written `n` elements apart.
+      const bool reduced = acc_inner == 0 && acc[r - 2] == 1;
+      const bool kept = acc_inner == 1 && acc[r - 2] != 0;
+      if ((reduced || kept) && r >= 2 && n < batch<R>::size && space.extent[r - 2] >= batch<R>::size) {
         std::swap(space.extent[r - 1], space.extent[r - 2]);
         std::swap(acc[r - 1], acc[r - 2]);
         ev.for_each_leaf(detail::swap_inner_axes{r});
         n = space.extent[r - 1];
-        acc_inner = 1;
+        acc_inner = acc[r - 1];
         vectorise = true;
         leaves_dense = false;
         strided_rows = true;
@@ -227,6 +248,9 @@ struct reduce_loop {
           for (std::size_t i = 0; i < n; ++i) part = Op::combine(part, detail::element_at<Op, R>(ev, i));
         }
         *row = Op::combine(*row, part);
+      } else if (strided_rows) {  // short rows exchanged, kept: the results acc_inner apart
+        if constexpr (Ev::simd && simd_element<R> && std::is_same_v<typename Ev::value_type, R>)
+          detail::accumulate_row_strided<Op, R, strided_mode>(row, ev, n, acc_inner);
       } else if (leaves_dense) {  // the kept axis is the row: acc_inner is 1
         detail::accumulate_row<Op, R, dense_mode>(row, ev, n);
       } else if (vectorise) {
