@@ -16,6 +16,12 @@
 namespace fusor::cpu {
 
 namespace detail {
+/// Whether a reduction into accumulators of type R reads `Ev` a batch at a
+/// time: the evaluator has a batch form, R has batches, and the elements
+/// enter the accumulator without a conversion.
+template <class Ev, class R>
+inline constexpr bool batch_reducible_v = Ev::simd && simd_element<R> && std::is_same_v<typename Ev::value_type, R>;
+
 /// Element i of the current row, entering an accumulator of type R.
 template <class Op, class R, class Ev>
 inline R element_at(const Ev& ev, std::size_t i) {
@@ -28,7 +34,7 @@ template <class Op, class R, class Mode, class Ev>
 R reduce_row(const Ev& ev, std::size_t n) {
   R acc = Op::template identity<R>();
   std::size_t i = 0;
-  if constexpr (Ev::simd && simd_element<R> && std::is_same_v<typename Ev::value_type, R>) {
+  if constexpr (batch_reducible_v<Ev, R>) {
     constexpr std::size_t w = batch<R>::size;
     if (n >= 4 * w) {
       // Four independent accumulators hide the add latency.
@@ -52,7 +58,7 @@ R reduce_row(const Ev& ev, std::size_t n) {
 template <class Op, class R, class Mode, class Ev>
 void accumulate_row(R* out, const Ev& ev, std::size_t n) {
   std::size_t i = 0;
-  if constexpr (Ev::simd && simd_element<R> && std::is_same_v<typename Ev::value_type, R>) {
+  if constexpr (batch_reducible_v<Ev, R>) {
     constexpr std::size_t w = batch<R>::size;
     for (; i + w <= n; i += w) {
       const auto v = Op::element(ev.template load<Mode>(static_cast<index_t>(i)));
@@ -151,7 +157,7 @@ struct reduce_loop {
     // row to one element); every leaf steps by 0 or 1 along it.
     vectorise = (acc_inner == 0 || acc_inner == 1) && detail::leaves_vectorisable(ev);
     leaves_dense = vectorise && detail::leaves_dense(ev);
-    if constexpr (Ev::simd && simd_element<R> && std::is_same_v<typename Ev::value_type, R>) {
+    if constexpr (detail::batch_reducible_v<Ev, R>) {
       const std::size_t r = space.rank;
       // Rows shorter than a batch, reduced, with a kept axis outside them
       // whose results are contiguous (a softmax's max and sum over ten
@@ -208,7 +214,7 @@ struct reduce_loop {
   /// 16 KB of the operand's type) stay in the first-level cache while the
   /// row's batches are accumulated across them.
   void run_blocks(R* out, Ev& ev) const {
-    if constexpr (Ev::simd && simd_element<R> && std::is_same_v<typename Ev::value_type, R>) {
+    if constexpr (detail::batch_reducible_v<Ev, R>) {
       loop_space rows_outside = space;
       const std::size_t across = rows_outside.extent[space.rank - 2];
       rows_outside.extent[space.rank - 2] = 1;
@@ -249,7 +255,7 @@ struct reduce_loop {
         }
         *row = Op::combine(*row, part);
       } else if (strided_rows) {  // short rows exchanged, kept: the results acc_inner apart
-        if constexpr (Ev::simd && simd_element<R> && std::is_same_v<typename Ev::value_type, R>)
+        if constexpr (detail::batch_reducible_v<Ev, R>)
           detail::accumulate_row_strided<Op, R, strided_mode>(row, ev, n, acc_inner);
       } else if (leaves_dense) {  // the kept axis is the row: acc_inner is 1
         detail::accumulate_row<Op, R, dense_mode>(row, ev, n);
