@@ -168,9 +168,10 @@ struct reduce_loop {
       // Short rows kept whole, with nothing reduced outside them (a gradient's
       // sum_to onto its own shape): exchanged the same way, the results are
       // computed a batch at a time and written `n` elements apart.
-      const bool reduced = acc_inner == 0 && acc[r - 2] == 1;
-      const bool kept = acc_inner == 1 && acc[r - 2] != 0;
-      if ((reduced || kept) && r >= 2 && n < batch<R>::size && space.extent[r - 2] >= batch<R>::size) {
+      const bool short_rows = r >= 2 && n < batch<R>::size && space.extent[r - 2] >= batch<R>::size;
+      const bool reduced = short_rows && acc_inner == 0 && acc[r - 2] == 1;
+      const bool kept = short_rows && acc_inner == 1 && acc[r - 2] != 0;
+      if (reduced || kept) {
         std::swap(space.extent[r - 1], space.extent[r - 2]);
         std::swap(acc[r - 1], acc[r - 2]);
         ev.for_each_leaf(detail::swap_inner_axes{r});
