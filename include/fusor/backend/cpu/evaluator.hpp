@@ -87,14 +87,17 @@ struct leaf {
   E scalar(index_t i) const noexcept { return cur[i * inner]; }
   template <class Mode>
   batch<E> load(index_t i) const noexcept {
-    if constexpr (!is_dense_v<Mode>)
+    // Without the dense mode's promise, a leaf may be broadcast along the row
+    // or, in a reduction over short rows run along its kept axis
+    // (reduce.hpp), step by any stride: then it is read lane by lane.
+    if constexpr (!is_dense_v<Mode>) {
       if (inner == 0) return batch<E>(*cur);
-    if constexpr (is_strided_v<Mode>)
       if (inner != 1) {
         alignas(batch<E>::arch_type::alignment()) E lane[batch<E>::size];
         for (std::size_t j = 0; j < batch<E>::size; ++j) lane[j] = cur[(i + static_cast<index_t>(j)) * inner];
         return batch<E>::load_aligned(lane);
       }
+    }
     return batch<E>::load(cur + i, xsimd_mode_t<Mode>{});
   }
   /// A bool array as the lanes of a mask over batches of T (where's condition).
@@ -102,14 +105,14 @@ struct leaf {
   xsimd::batch_bool<T> load_mask(index_t i) const noexcept
     requires std::is_same_v<E, bool>
   {
-    if constexpr (!is_dense_v<Mode>)
+    if constexpr (!is_dense_v<Mode>) {
       if (inner == 0) return xsimd::batch_bool<T>(*cur);
-    if constexpr (is_strided_v<Mode>)
       if (inner != 1) {
         bool lane[batch<T>::size];
         for (std::size_t j = 0; j < batch<T>::size; ++j) lane[j] = cur[(i + static_cast<index_t>(j)) * inner];
         return mask_from_bytes<T>(lane);
       }
+    }
     return mask_from_bytes<T>(cur + i);
   }
 };

@@ -135,9 +135,9 @@ struct reduce_loop {
   /// The kept axis is the row and the axis outside it is reduced (a bias's
   /// gradient, `sum(X, 0)`): rows are accumulated in blocks (run_blocks).
   bool by_blocks = false;
-  /// The short rows' axes exchanged: leaves may step by any stride along the row.
+  /// The short rows' axes exchanged: leaves may step by any stride along the
+  /// row (read lane by lane in the unaligned mode).
   bool strided_rows = false;
-  using strided_mode = strided<xsimd::unaligned_mode>;
   using dense_mode = dense<xsimd::unaligned_mode>;
 
   /// `ev` is broadcast to `in` here.
@@ -164,7 +164,7 @@ struct reduce_loop {
       // classes, for 64 samples): the two axes are exchanged, so that the
       // loop runs along the kept axis, vectorised, and accumulates across the
       // short reduced axis in registers (run_blocks). A leaf that now steps
-      // by neither 0 nor 1 element is read lane by lane (strided_mode).
+      // by neither 0 nor 1 element is read lane by lane (leaf::load).
       // Short rows kept whole, with nothing reduced outside them (a gradient's
       // sum_to onto its own shape): exchanged the same way, the results are
       // computed a batch at a time and written `n` elements apart.
@@ -229,8 +229,6 @@ struct reduce_loop {
           const auto r1 = static_cast<index_t>(std::min(across, r0 + block));
           if (leaves_dense)
             detail::accumulate_rows<Op, R, dense_mode>(row, ev, idx.data(), outer, static_cast<index_t>(r0), r1, n);
-          else if (strided_rows)
-            detail::accumulate_rows<Op, R, strided_mode>(row, ev, idx.data(), outer, static_cast<index_t>(r0), r1, n);
           else
             detail::accumulate_rows<Op, R, xsimd::unaligned_mode>(row, ev, idx.data(), outer,
                                                                   static_cast<index_t>(r0), r1, n);
@@ -257,7 +255,7 @@ struct reduce_loop {
         *row = Op::combine(*row, part);
       } else if (strided_rows) {  // short rows exchanged, kept: the results acc_inner apart
         if constexpr (detail::batch_reducible_v<Ev, R>)
-          detail::accumulate_row_strided<Op, R, strided_mode>(row, ev, n, acc_inner);
+          detail::accumulate_row_strided<Op, R, xsimd::unaligned_mode>(row, ev, n, acc_inner);
       } else if (leaves_dense) {  // the kept axis is the row: acc_inner is 1
         detail::accumulate_row<Op, R, dense_mode>(row, ev, n);
       } else if (vectorise) {

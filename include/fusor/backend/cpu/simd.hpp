@@ -47,26 +47,12 @@ template <class Mode>
 inline constexpr bool is_dense_v = false;
 template <class Mode>
 inline constexpr bool is_dense_v<dense<Mode>> = true;
-/// A load mode for rows along which a leaf may step by any stride: a leaf
-/// that steps by neither 0 nor 1 element is loaded lane by lane. What lets a
-/// reduction over short rows (a softmax's rows of ten classes, shorter than a
-/// batch) run along the kept axis instead, vectorised (reduce.hpp).
-template <class Mode>
-struct strided {};
-template <class Mode>
-inline constexpr bool is_strided_v = false;
-template <class Mode>
-inline constexpr bool is_strided_v<strided<Mode>> = true;
 template <class Mode>
 struct xsimd_mode {
   using type = Mode;
 };
 template <class Mode>
 struct xsimd_mode<dense<Mode>> {
-  using type = Mode;
-};
-template <class Mode>
-struct xsimd_mode<strided<Mode>> {
   using type = Mode;
 };
 template <class Mode>
