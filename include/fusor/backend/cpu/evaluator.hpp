@@ -45,6 +45,10 @@ inline void broadcast_strides(const dims& shape, const std::array<index_t, max_r
 
 /// A strided view of memory: the lowered form of every array leaf (inputs,
 /// shared variables, materialised temporaries, transposed views).
+/// A batch built lane by lane from an evaluator's scalars (defined below).
+template <class T, class C>
+batch<T> load_lanes(const C& c, index_t i) noexcept;
+
 template <class E>
 struct leaf {
   using value_type = E;
@@ -92,11 +96,7 @@ struct leaf {
     // (reduce.hpp), step by any stride: then it is read lane by lane.
     if constexpr (!is_dense_v<Mode>) {
       if (inner == 0) return batch<E>(*cur);
-      if (inner != 1) {
-        alignas(batch<E>::arch_type::alignment()) E lane[batch<E>::size];
-        for (std::size_t j = 0; j < batch<E>::size; ++j) lane[j] = cur[(i + static_cast<index_t>(j)) * inner];
-        return batch<E>::load_aligned(lane);
-      }
+      if (inner != 1) return load_lanes<E>(*this, i);
     }
     return batch<E>::load(cur + i, xsimd_mode_t<Mode>{});
   }
