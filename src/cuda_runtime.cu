@@ -474,19 +474,29 @@ class cuda_runtime final : public fusor::device_runtime {
 
  public:
   /// At exit: cuBLAS's handles go, with the memory cuBLAS allocated for them
-  /// and the workspace fusor gave it (compute-sanitizer's leak check reported
-  /// both). The runtime itself is never destroyed: buffers may outlive it.
-  void release_blas() noexcept {
+  /// and the workspace fusor gave it, and the pinned staging block of large
+  /// host copies with its events (compute-sanitizer's leak check reported
+  /// each). The runtime itself is never destroyed: buffers may outlive it.
+  void release_at_exit() noexcept {
     for (std::size_t i = 0; i < devices_.size(); ++i) {
       device& d = *devices_[i];
-      if (!d.blas) continue;
+      if (!d.blas && !d.staging) continue;
       (void)cudaSetDevice(static_cast<int>(i));
       (void)cudaStreamSynchronize(d.stream);
-      (void)cublasDestroy(d.blas);
-      d.blas = nullptr;
-      deallocate(static_cast<int>(i), d.blas_workspace, blas_workspace_bytes);
-      d.blas_workspace = nullptr;
-      (void)cudaStreamSynchronize(d.stream);
+      if (d.blas) {
+        (void)cublasDestroy(d.blas);
+        d.blas = nullptr;
+        deallocate(static_cast<int>(i), d.blas_workspace, blas_workspace_bytes);
+        d.blas_workspace = nullptr;
+        (void)cudaStreamSynchronize(d.stream);
+      }
+      std::lock_guard lock(d.staging_mutex);
+      if (d.staging) {
+        for (auto& ev : d.staged) (void)cudaEventDestroy(ev);
+        d.staged = {};
+        (void)cudaFreeHost(d.staging);
+        d.staging = nullptr;
+      }
     }
   }
 };
@@ -497,7 +507,7 @@ extern "C" fusor::device_runtime* fusor_cuda_runtime() {
   // Never destroyed: device buffers may outlive static destruction order.
   static auto* runtime = [] {
     auto* r = new cuda_runtime;
-    std::atexit([] { static_cast<cuda_runtime*>(fusor_cuda_runtime())->release_blas(); });
+    std::atexit([] { static_cast<cuda_runtime*>(fusor_cuda_runtime())->release_at_exit(); });
     return r;
   }();
   return runtime;

@@ -56,6 +56,52 @@ TEST_CASE_FIXTURE(fixture, "reductions on a device, fused with their operand, eq
   CHECK(std::isnan(outs[1][10](1, 2)));  // NaN propagates through max on the device too
 }
 
+TEST_CASE_FIXTURE(fixture, "large reductions on a device: by blocks, split between blocks and by columns, equal the host's") {
+  // Large enough that a real device splits the outputs' elements between
+  // blocks (partial accumulators, then a merge), and reads sum(X, 0) by
+  // columns (one output per thread, rows split between blocks); ramp's
+  // values repeat, so argmax and argmin meet ties across the splits.
+  using fusor::_;
+  using fusor::range;
+  const xt::xarray<double> xv = ramp({3000, 300});
+  xt::xarray<float> vv = xt::zeros<float>({5000, 40});
+  for (std::size_t c = 0; c < 40; c += 3) vv(4000, c) = vv(4500, c) = -1.0f;
+  xt::xarray<double> outs[2][12];
+  for (int k = 0; k < 2; ++k) {
+    CAPTURE(spaces[k].str());
+    auto X = fusor::shared(xv, {.name = "X", .space = spaces[k]});
+    auto V = fusor::shared(vv, {.name = "V", .space = spaces[k]});
+    const auto XT = fusor::transpose(X);
+    auto f = device_test::function(
+        fusor::inputs(),
+        fusor::outputs(fusor::sum(X, 0), fusor::mean(X * 2.0, 0), fusor::max(X, 0), fusor::argmax(X, 0),
+                       fusor::argmin(V, 0), fusor::sum(X, 1), fusor::sum(X), fusor::argmax(X), fusor::sum(XT, 0),
+                       fusor::sum(XT, 1), fusor::min(fusor::view(X, range(_, _, -1), range(_, 40)), 0),
+                       fusor::sum(V, 0)));
+    auto r = f();
+    outs[k][0] = std::get<0>(r);
+    outs[k][1] = std::get<1>(r);
+    outs[k][2] = std::get<2>(r);
+    outs[k][3] = xt::cast<double>(std::get<3>(r));
+    outs[k][4] = xt::cast<double>(std::get<4>(r));
+    outs[k][5] = std::get<5>(r);
+    outs[k][6] = xt::xarray<double>(std::get<6>(r));
+    outs[k][7] = xt::cast<double>(std::get<7>(r));
+    outs[k][8] = std::get<8>(r);
+    outs[k][9] = std::get<9>(r);
+    outs[k][10] = std::get<10>(r);
+    outs[k][11] = xt::cast<double>(std::get<11>(r));
+  }
+  for (int j = 0; j < 12; ++j) {
+    CAPTURE(j);
+    check_close(outs[1][j], outs[0][j], 1e-10);
+  }
+  // Against xtensor, and the first best position (ties at rows 4000 and 4500).
+  check_close(outs[1][0], xt::sum(xv, {0}), 1e-10);
+  check_close(outs[1][5], xt::sum(xv, {1}), 1e-10);
+  for (std::size_t c = 0; c < 40; ++c) CHECK(outs[1][4](c) == (c % 3 == 0 ? 4000.0 : 0.0));
+}
+
 TEST_CASE_FIXTURE(fixture, "argmax ties and NaN: the first best position, as a sequential scan finds it") {
   const xt::xarray<float> v{{1, 7, 7, 2}, {3, std::nanf(""), 9, std::nanf("")}, {5, 5, 5, 5}};
   for (int k = 0; k < 2; ++k) {

@@ -12,7 +12,9 @@
 // Reductions: one output per block, its elements shared by the block's
 // threads and merged with cub::BlockReduce; when there are few outputs, each
 // output's elements are split between several blocks (partial accumulators,
-// then a merge), so that a full reduction fills the device.
+// then a merge), so that a full reduction fills the device. A reduction of
+// the outer axis that keeps a contiguous inner one (sum(X, 0)) goes by
+// columns instead: one output per thread, its rows split between blocks.
 #pragma once
 
 #if !defined(__CUDACC__)
@@ -44,6 +46,7 @@ inline void check_launch(cudaError_t e, const char* what) {
 }
 
 constexpr int block_threads = 256;
+static_assert(block_threads == reduce_block_threads, "the reductions' chunks are counted in these blocks");
 constexpr int items_per_thread = 4;
 
 inline unsigned grid_for(index_t n) {
@@ -55,23 +58,6 @@ inline unsigned grid_for(index_t n) {
 
 // ---------------------------------------------------------------- elementwise
 
-/// Element i through its multi-index, with Index arithmetic (32-bit when the
-/// size allows: div and mod are several times cheaper).
-template <class Index>
-__device__ __forceinline__ void unravel(const ew_space& s, Index i, index_t* idx) {
-  for (int d = s.rank - 1; d >= 0; --d) {
-    const Index e = static_cast<Index>(s.extent[d]);
-    idx[d] = static_cast<index_t>(i % e);
-    i /= e;
-  }
-}
-template <class Index, class Ev>
-__device__ __forceinline__ typename Ev::value_type strided_at(const Ev& ev, const ew_space& s, Index i) {
-  index_t idx[max_rank];
-  unravel(s, i, idx);
-  return ev.strided(idx, s.rank);
-}
-
 template <class E, class Ev, class Index, bool Dense>
 __global__ void __launch_bounds__(block_threads) fused_group_kernel(const Ev ev, E* __restrict__ dest, const ew_space s) {
   const Index n = static_cast<Index>(s.n);
@@ -82,16 +68,9 @@ __global__ void __launch_bounds__(block_threads) fused_group_kernel(const Ev ev,
     if constexpr (Dense) {
       dest[i] = static_cast<E>(ev.dense(static_cast<index_t>(i)));
     } else {
-      index_t idx[max_rank];
-      unravel(s, i, idx);
-      const E v = static_cast<E>(ev.strided(idx, s.rank));
-      if (s.out_contiguous) {
-        dest[i] = v;
-      } else {  // an update of a view: the destination's strides
-        index_t at = 0;
-        for (int d = 0; d < s.rank; ++d) at += idx[d] * s.out_strides[d];
-        dest[at] = v;
-      }
+      const E v = static_cast<E>(strided_element(ev, s, i));
+      if (s.out_contiguous) dest[i] = v;
+      else dest[destination_of(s, static_cast<index_t>(i))] = v;  // an update of a view
     }
   }
 }
@@ -181,7 +160,7 @@ __device__ __forceinline__ void multi_element(const Evs& evs, const dest_array<s
   if constexpr (Dense)
     ((static_cast<E*>(d.p[K])[i] = static_cast<E>(get<K>(evs).dense(static_cast<index_t>(i)))), ...);
   else
-    ((static_cast<E*>(d.p[K])[i] = static_cast<E>(strided_at<Index>(get<K>(evs), s, i))), ...);
+    ((static_cast<E*>(d.p[K])[i] = static_cast<E>(strided_element(get<K>(evs), s, i))), ...);
 }
 
 template <class Evs, class Index, bool Dense, class... E>
@@ -330,6 +309,30 @@ __global__ void __launch_bounds__(block_threads)
   }
 }
 
+/// A reduction by columns (red_space::by_columns): thread t of block b takes
+/// output (b % column blocks) * block_threads + t and its rows of chunk
+/// (b / column blocks); into `out` when there is one chunk, into `partials`
+/// (output-major, as merge_partials_kernel reads them) otherwise.
+template <class Op, class R, class Ev>
+__global__ void __launch_bounds__(block_threads)
+    column_reduce_kernel(const Ev ev, void* out, const red_space s, void* partials) {
+  using Acc = accumulator<Op, R, typename Ev::value_type>;
+  const index_t column_blocks = (s.nout + block_threads - 1) / block_threads;
+  const index_t rows = (s.nred + s.chunks - 1) / s.chunks;
+  for (index_t b = blockIdx.x; b < column_blocks * s.chunks; b += gridDim.x) {
+    const index_t o = (b % column_blocks) * block_threads + threadIdx.x, c = b / column_blocks;
+    if (o >= s.nout) continue;
+    const index_t begin = c * rows, end = begin + rows < s.nred ? begin + rows : s.nred;
+    const Acc acc = reduce_rows<Op, R>(ev, o, begin, end);
+    if (s.chunks == 1) {
+      using Out = decltype(finish(acc, s.nred));
+      static_cast<Out*>(out)[o] = finish(acc, s.nred);
+    } else {
+      static_cast<Acc*>(partials)[o * s.chunks + c] = acc;
+    }
+  }
+}
+
 /// Merges the partial accumulators of each output (one block per output).
 template <class Op, class R, class V>
 __global__ void __launch_bounds__(block_threads) merge_partials_kernel(const void* partials, void* out, const red_space s) {
@@ -355,9 +358,10 @@ void launch_reduce(const void* evp, void* out, const red_space* sp, void* partia
   const Ev& ev = *static_cast<const Ev*>(evp);
   auto stream = static_cast<cudaStream_t>(streamp);
   if (s.nout == 0) return;
-  const index_t blocks = s.nout * s.chunks;
+  const index_t blocks = (s.by_columns ? (s.nout + block_threads - 1) / block_threads : s.nout) * s.chunks;
   const unsigned grid = static_cast<unsigned>(blocks < 65535 * 8 ? blocks : 65535 * 8);
-  fused_reduce_kernel<Op, R, Ev><<<grid, block_threads, 0, stream>>>(ev, out, s, partials);
+  if (s.by_columns) column_reduce_kernel<Op, R, Ev><<<grid, block_threads, 0, stream>>>(ev, out, s, partials);
+  else fused_reduce_kernel<Op, R, Ev><<<grid, block_threads, 0, stream>>>(ev, out, s, partials);
   check_launch(cudaSuccess, "a reduction kernel");
   if (s.chunks > 1) {
     const unsigned merge_grid = static_cast<unsigned>(s.nout < 65535 * 8 ? s.nout : 65535 * 8);

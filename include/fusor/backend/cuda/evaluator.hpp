@@ -9,6 +9,9 @@
 // collapsed iteration space:
 //   dense(i)            every leaf is contiguous along the one merged axis or
 //                       broadcast (its stride is 1 or 0): offset i * stride;
+//   planar(a, b)        the element at (a, b) of a two-axis space: what a
+//                       reduction reads (its indices are constants to nvcc,
+//                       so no index array goes to local memory);
 //   strided(idx)        the general case: the multi-index of i, a dot product
 //                       with each leaf's strides;
 //   values<Offset>(v)   from the values of the leaves, handed in a tuple in
@@ -46,6 +49,7 @@ struct leaf {
   index_t strides[max_rank];  ///< element strides along the (collapsed) iteration axes
 
   FUSOR_INLINE E dense(index_t i) const { return data[i * strides[0]]; }
+  FUSOR_INLINE E planar(index_t a, index_t b) const { return data[a * strides[0] + b * strides[1]]; }
   FUSOR_INLINE E strided(const index_t* idx, int rank) const {
     index_t offset = 0;
     for (int d = 0; d < rank; ++d) offset += idx[d] * strides[d];
@@ -72,6 +76,7 @@ struct index {
   index_t strides[max_rank];
 
   FUSOR_INLINE std::int64_t dense(index_t i) const { return i * strides[0]; }
+  FUSOR_INLINE std::int64_t planar(index_t a, index_t b) const { return a * strides[0] + b * strides[1]; }
   FUSOR_INLINE std::int64_t strided(const index_t* idx, int rank) const {
     index_t at = 0;
     for (int d = 0; d < rank; ++d) at += idx[d] * strides[d];
@@ -90,6 +95,7 @@ struct scalar {
   static constexpr std::size_t leaves = 0;
   E value;
   FUSOR_INLINE E dense(index_t) const { return value; }
+  FUSOR_INLINE E planar(index_t, index_t) const { return value; }
   FUSOR_INLINE E strided(const index_t*, int) const { return value; }
   template <std::size_t Offset, class Values>
   FUSOR_INLINE E values(const Values&) const {
@@ -108,6 +114,7 @@ struct map<F, R, type_list<Casts...>, Children...> {
   tuple<Children...> children;
 
   FUSOR_INLINE R dense(index_t i) const { return dense_(i, std::index_sequence_for<Children...>{}); }
+  FUSOR_INLINE R planar(index_t a, index_t b) const { return planar_(a, b, std::index_sequence_for<Children...>{}); }
   FUSOR_INLINE R strided(const index_t* idx, int rank) const {
     return strided_(idx, rank, std::index_sequence_for<Children...>{});
   }
@@ -130,6 +137,10 @@ struct map<F, R, type_list<Casts...>, Children...> {
     return static_cast<R>(F{}(convert_element<Casts>(get<K>(children).dense(i))...));
   }
   template <std::size_t... K>
+  FUSOR_INLINE R planar_(index_t a, index_t b, std::index_sequence<K...>) const {
+    return static_cast<R>(F{}(convert_element<Casts>(get<K>(children).planar(a, b))...));
+  }
+  template <std::size_t... K>
   FUSOR_INLINE R strided_(const index_t* idx, int rank, std::index_sequence<K...>) const {
     return static_cast<R>(F{}(convert_element<Casts>(get<K>(children).strided(idx, rank))...));
   }
@@ -150,6 +161,7 @@ struct gate {
   Child child;
   bool open;
   FUSOR_INLINE value_type dense(index_t i) const { return open ? child.dense(i) : value_type(0); }
+  FUSOR_INLINE value_type planar(index_t a, index_t b) const { return open ? child.planar(a, b) : value_type(0); }
   FUSOR_INLINE value_type strided(const index_t* idx, int rank) const {
     return open ? child.strided(idx, rank) : value_type(0);
   }
@@ -165,6 +177,7 @@ struct cast {
   static constexpr std::size_t leaves = Child::leaves;
   Child child;
   FUSOR_INLINE T dense(index_t i) const { return convert_element<T>(child.dense(i)); }
+  FUSOR_INLINE T planar(index_t a, index_t b) const { return convert_element<T>(child.planar(a, b)); }
   FUSOR_INLINE T strided(const index_t* idx, int rank) const { return convert_element<T>(child.strided(idx, rank)); }
   template <std::size_t Offset, class Values>
   FUSOR_INLINE T values(const Values& v) const {
@@ -408,22 +421,44 @@ ew_space collapse_group(const dims& out, const std::array<index_t, max_rank>* de
   return e;
 }
 
-/// Element i of a group: dense, or through its multi-index.
-template <class Ev>
-FUSOR_INLINE typename Ev::value_type element_at(const Ev& ev, const ew_space& s, index_t i) {
-  if (s.dense) return ev.dense(i);
+/// Element i of a group read through its coordinates: by `planar` where the
+/// space has two axes or fewer (constant indices: on a GPU an index array
+/// written at run-time positions lives in local memory, and every load's
+/// address went through it), through the multi-index otherwise. Index is the
+/// arithmetic's type (32-bit where the size allows: a GPU divides those
+/// several times faster).
+template <class Index, class Ev>
+FUSOR_INLINE typename Ev::value_type strided_element(const Ev& ev, const ew_space& s, Index i) {
+  if (s.rank <= 2) {
+    const Index inner = s.rank == 2 ? static_cast<Index>(s.extent[1]) : Index{1};
+    const Index a = i / inner;
+    return ev.planar(static_cast<index_t>(a), static_cast<index_t>(i - a * inner));
+  }
   index_t idx[max_rank];
   for (int d = s.rank - 1; d >= 0; --d) {
-    idx[d] = i % s.extent[d];
-    i /= s.extent[d];
+    const Index e = static_cast<Index>(s.extent[d]);
+    idx[d] = static_cast<index_t>(i % e);
+    i /= e;
   }
   return ev.strided(idx, s.rank);
 }
 
+/// Element i of a group: dense, or through its coordinates.
+template <class Ev>
+FUSOR_INLINE typename Ev::value_type element_at(const Ev& ev, const ew_space& s, index_t i) {
+  if (s.dense) return ev.dense(i);
+  return strided_element(ev, s, i);
+}
+
 /// Where element i of a group goes in its destination: i, or (a view) its
-/// multi-index times the destination's strides.
+/// coordinates times the destination's strides.
 FUSOR_INLINE index_t destination_of(const ew_space& s, index_t i) {
   if (s.out_contiguous) return i;
+  if (s.rank <= 2) {
+    const index_t inner = s.rank == 2 ? s.extent[1] : 1;
+    const index_t a = i / inner;
+    return a * s.out_strides[0] + (i - a * inner) * s.out_strides[1];
+  }
   index_t at = 0;
   for (int d = s.rank - 1; d >= 0; --d) {
     at += (i % s.extent[d]) * s.out_strides[d];

@@ -115,7 +115,8 @@ Launcher require_launcher(const context& ctx, Launcher emulated, const std::stri
 /// allocates nothing).
 inline void split(red_space& s, buffer& partials, const context& ctx, std::size_t accumulator_bytes) {
   if (ctx.emulated) return;
-  s.chunks = reduction_chunks(s.nout, s.nred, ctx.runtime->multiprocessors(ctx.device));
+  const int processors = ctx.runtime->multiprocessors(ctx.device);
+  s.chunks = s.by_columns ? column_chunks(s.nout, s.nred, processors) : reduction_chunks(s.nout, s.nred, processors);
   if (s.chunks > 1)
     partials = buffer::allocate(static_cast<std::size_t>(s.nout * s.chunks) * accumulator_bytes, ctx.space);
 }
