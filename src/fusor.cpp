@@ -11,6 +11,6 @@
 #include "fusor/compile/impl/planner.ipp"
 #include "fusor/compile/impl/program.ipp"
 #include "fusor/compile/impl/shapes.ipp"
-#include "fusor/compile/impl/function.ipp"
+#include "fusor/impl/function.ipp"
 #include "fusor/backend/cpu/impl/backend.ipp"
 #include "fusor/backend/cuda/impl/backend.ipp"

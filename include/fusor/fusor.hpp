@@ -12,7 +12,7 @@
 #include "fusor/memory/space.hpp"
 #include "fusor/shared.hpp"
 #include "fusor/eval.hpp"
-#include "fusor/compile/function.hpp"
+#include "fusor/function.hpp"
 #include "fusor/random/stream.hpp"
 #include "fusor/expr/softmax.hpp"
 #include "fusor/rewrite/stable.hpp"

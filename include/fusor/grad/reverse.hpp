@@ -49,7 +49,7 @@
 #include "fusor/grad/rules.hpp"
 #include "fusor/grad/structure.hpp"
 #include "fusor/rewrite/stable.hpp"
-#include "fusor/eval.hpp"
+#include "fusor/expr/key.hpp"
 
 namespace fusor {
 

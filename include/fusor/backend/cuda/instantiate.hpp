@@ -20,7 +20,7 @@
 #include <utility>
 
 #include "fusor/backend/cuda/registry.hpp"
-#include "fusor/compile/function.hpp"
+#include "fusor/function.hpp"
 #include "fusor/rewrite/stable.hpp"
 
 namespace fusor::gpu {

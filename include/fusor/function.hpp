@@ -1,4 +1,4 @@
-// fusor/compile/function.hpp — compiled functions (Theano's theano.function):
+// fusor/function.hpp — compiled functions (Theano's theano.function):
 //
 //   auto f = fusor::function(fusor::inputs(fusor::In(x, fusor::borrow)),
 //                            fusor::outputs(fusor::Out(y, fusor::borrow)),
@@ -873,5 +873,5 @@ function(no_rewrites_t, inputs_t<I...>, updates_t<U...>, givens_t<G...>)
 }  // namespace fusor
 
 #ifndef FUSOR_SEPARATE_COMPILATION
-#include "fusor/compile/impl/function.ipp"
+#include "fusor/impl/function.ipp"
 #endif

@@ -1,9 +1,9 @@
-// fusor/compile/impl/function.ipp — where a function runs: its memory space and its backend (compile/function.hpp).
+// fusor/impl/function.ipp — where a function runs: its memory space and its backend (function.hpp).
 // Part of fusor's run-time half: included by its header in header-only use,
 // compiled once into libfusor under FUSOR_SEPARATE_COMPILATION.
 #pragma once
 
-#include "fusor/compile/function.hpp"
+#include "fusor/function.hpp"
 
 namespace fusor {
 namespace detail {
