@@ -14,7 +14,8 @@
 // output's elements are split between several blocks (partial accumulators,
 // then a merge), so that a full reduction fills the device. A reduction of
 // the outer axis that keeps a contiguous inner one (sum(X, 0)) goes by
-// columns instead: one output per thread, its rows split between blocks.
+// columns instead: one output per thread, its rows split between blocks; and
+// many outputs of few elements each (sum(X, 1)) a warp each.
 #pragma once
 
 #if !defined(__CUDACC__)
@@ -29,6 +30,7 @@
 #include <utility>
 
 #include <cub/block/block_reduce.cuh>
+#include <cub/warp/warp_reduce.cuh>
 #include <cub/device/device_transform.cuh>
 #include <cuda/std/tuple>
 #include <thrust/iterator/zip_iterator.h>
@@ -309,6 +311,27 @@ __global__ void __launch_bounds__(block_threads)
   }
 }
 
+/// Warp w of block b reduces output b * warps + w (red_space::by_warps),
+/// merged by shuffles: no block-wide merge, eight outputs per block.
+template <class Op, class R, class Ev>
+__global__ void __launch_bounds__(block_threads) warp_reduce_kernel(const Ev ev, void* out, const red_space s) {
+  using Acc = accumulator<Op, R, typename Ev::value_type>;
+  constexpr int warps = block_threads / 32;
+  using warp_reduce = cub::WarpReduce<Acc>;
+  __shared__ typename warp_reduce::TempStorage temp[warps];
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  for (index_t o = static_cast<index_t>(blockIdx.x) * warps + warp; o < s.nout;
+       o += static_cast<index_t>(gridDim.x) * warps) {
+    const Acc mine = reduce_share<Op, R>(ev, s, o, lane, 32);
+    const Acc all = warp_reduce(temp[warp]).Reduce(mine, merge_op<Acc>{});
+    if (lane == 0) {
+      using Out = decltype(finish(all, s.nred));
+      static_cast<Out*>(out)[o] = finish(all, s.nred);
+    }
+    __syncwarp();  // the warp's temporary storage is reused by its next output
+  }
+}
+
 /// A reduction by columns (red_space::by_columns): thread t of block b takes
 /// output (b % column blocks) * block_threads + t and its rows of chunk
 /// (b / column blocks); into `out` when there is one chunk, into `partials`
@@ -358,9 +381,13 @@ void launch_reduce(const void* evp, void* out, const red_space* sp, void* partia
   const Ev& ev = *static_cast<const Ev*>(evp);
   auto stream = static_cast<cudaStream_t>(streamp);
   if (s.nout == 0) return;
-  const index_t blocks = (s.by_columns ? (s.nout + block_threads - 1) / block_threads : s.nout) * s.chunks;
+  constexpr index_t warps = block_threads / 32;
+  const index_t blocks = s.by_columns ? (s.nout + block_threads - 1) / block_threads * s.chunks
+                         : s.by_warps ? (s.nout + warps - 1) / warps
+                                      : s.nout * s.chunks;
   const unsigned grid = static_cast<unsigned>(blocks < 65535 * 8 ? blocks : 65535 * 8);
   if (s.by_columns) column_reduce_kernel<Op, R, Ev><<<grid, block_threads, 0, stream>>>(ev, out, s, partials);
+  else if (s.by_warps) warp_reduce_kernel<Op, R, Ev><<<grid, block_threads, 0, stream>>>(ev, out, s);
   else fused_reduce_kernel<Op, R, Ev><<<grid, block_threads, 0, stream>>>(ev, out, s, partials);
   check_launch(cudaSuccess, "a reduction kernel");
   if (s.chunks > 1) {

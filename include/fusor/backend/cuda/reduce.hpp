@@ -30,6 +30,8 @@ struct red_space {
   index_t chunks = 1;  ///< blocks sharing one output's elements (CUDA; 1 on the emulation)
   /// Each thread takes one output and walks its elements (see by_columns).
   bool by_columns = false;
+  /// Each warp takes one output (CUDA; see by_warps).
+  bool by_warps = false;
 };
 
 /// Threads per block of fusor's CUDA reduction kernels (the chunking below
@@ -62,6 +64,13 @@ inline index_t column_chunks(index_t nout, index_t nred, int processors) {
   index_t c = by_size < by_device ? by_size : by_device;
   return c < 1 ? 1 : (c > 1024 ? 1024 : c);
 }
+
+/// Whether a reduction's outputs are better shared out a warp each than a
+/// block each: outputs of at most 8192 elements, not split between blocks.
+/// A block per row of 4096 (`sum(X, 1)`) spent as long on its block-wide
+/// merge and on starting as on reading (0.70x of the copy ceiling on an
+/// H100); a warp merges by shuffles, and a block takes eight outputs.
+inline bool by_warps(const red_space& s) { return !s.by_columns && s.chunks == 1 && s.nred <= 8192; }
 
 /// Whether a reduction is better read by columns: two axes, the outer one
 /// reduced and the inner one kept (sum(X, 0) of a row-major X), every leaf
