@@ -66,7 +66,7 @@ TEST_CASE_FIXTURE(fixture, "large reductions on a device: by blocks, split betwe
   const xt::xarray<double> xv = ramp({3000, 300});
   xt::xarray<float> vv = xt::zeros<float>({5000, 40});
   for (std::size_t c = 0; c < 40; c += 3) vv(4000, c) = vv(4500, c) = -1.0f;
-  xt::xarray<double> outs[2][12];
+  xt::xarray<double> outs[2][10];
   for (int k = 0; k < 2; ++k) {
     CAPTURE(spaces[k].str());
     auto X = fusor::shared(xv, {.name = "X", .space = spaces[k]});
@@ -74,32 +74,53 @@ TEST_CASE_FIXTURE(fixture, "large reductions on a device: by blocks, split betwe
     const auto XT = fusor::transpose(X);
     auto f = device_test::function(
         fusor::inputs(),
-        fusor::outputs(fusor::sum(X, 0), fusor::mean(X * 2.0, 0), fusor::max(X, 0), fusor::argmax(X, 0),
-                       fusor::argmin(V, 0), fusor::sum(X, 1), fusor::sum(X), fusor::argmax(X), fusor::sum(XT, 0),
-                       fusor::sum(XT, 1), fusor::min(fusor::view(X, range(_, _, -1), range(_, 40)), 0),
-                       fusor::sum(V, 0)));
+        fusor::outputs(fusor::sum(X, 0), fusor::mean(X * 2.0, 0), fusor::argmax(X, 0), fusor::argmin(V, 0),
+                       fusor::sum(X, 1), fusor::sum(X), fusor::argmax(X), fusor::sum(XT, 0), fusor::sum(XT, 1),
+                       fusor::min(fusor::view(X, range(_, _, -1), range(_, 40)), 0)));
     auto r = f();
     outs[k][0] = std::get<0>(r);
     outs[k][1] = std::get<1>(r);
-    outs[k][2] = std::get<2>(r);
+    outs[k][2] = xt::cast<double>(std::get<2>(r));
     outs[k][3] = xt::cast<double>(std::get<3>(r));
-    outs[k][4] = xt::cast<double>(std::get<4>(r));
-    outs[k][5] = std::get<5>(r);
-    outs[k][6] = xt::xarray<double>(std::get<6>(r));
-    outs[k][7] = xt::cast<double>(std::get<7>(r));
+    outs[k][4] = std::get<4>(r);
+    outs[k][5] = xt::xarray<double>(std::get<5>(r));
+    outs[k][6] = xt::cast<double>(std::get<6>(r));
+    outs[k][7] = std::get<7>(r);
     outs[k][8] = std::get<8>(r);
     outs[k][9] = std::get<9>(r);
-    outs[k][10] = std::get<10>(r);
-    outs[k][11] = xt::cast<double>(std::get<11>(r));
   }
-  for (int j = 0; j < 12; ++j) {
+  for (int j = 0; j < 10; ++j) {
     CAPTURE(j);
     check_close(outs[1][j], outs[0][j], 1e-10);
   }
   // Against xtensor, and the first best position (ties at rows 4000 and 4500).
   check_close(outs[1][0], xt::sum(xv, {0}), 1e-10);
-  check_close(outs[1][5], xt::sum(xv, {1}), 1e-10);
-  for (std::size_t c = 0; c < 40; ++c) CHECK(outs[1][4](c) == (c % 3 == 0 ? 4000.0 : 0.0));
+  check_close(outs[1][4], xt::sum(xv, {1}), 1e-10);
+  for (std::size_t c = 0; c < 40; ++c) CHECK(outs[1][3](c) == (c % 3 == 0 ? 4000.0 : 0.0));
+}
+
+TEST_CASE("how a device shares a reduction out: blocks split per output, columns split per row, warps for short outputs") {
+  // An H100 has 132 multiprocessors: 528 blocks wanted by output, 1056 by column.
+  CHECK(fusor::gpu::reduction_chunks(1, std::int64_t{1} << 28, 132) == 528);    // a full sum: the device filled
+  CHECK(fusor::gpu::reduction_chunks(1, 10000, 132) == 2);                      // none under 8192 elements
+  CHECK(fusor::gpu::reduction_chunks(600, std::int64_t{1} << 20, 132) == 1);    // enough outputs already
+  CHECK(fusor::gpu::reduction_chunks(1, std::int64_t{1} << 40, 300) == 1024);   // at most 1024
+  CHECK(fusor::gpu::reduction_chunks(0, 5, 132) == 1);
+  CHECK(fusor::gpu::reduction_chunks(3, 0, 132) == 1);
+  CHECK(fusor::gpu::column_chunks(4096, 65536, 132) == 66);   // 16 blocks of columns, 1056 wanted
+  CHECK(fusor::gpu::column_chunks(300, 3000, 132) == 47);     // 2 blocks; at least 64 rows each
+  CHECK(fusor::gpu::column_chunks(300000, 10, 132) == 1);     // 1172 blocks of columns
+  fusor::gpu::red_space s;
+  s.nred = 4096;
+  CHECK(fusor::gpu::by_warps(s));
+  s.nred = 8193;
+  CHECK_FALSE(fusor::gpu::by_warps(s));
+  s.nred = 100;
+  s.chunks = 2;
+  CHECK_FALSE(fusor::gpu::by_warps(s));
+  s.chunks = 1;
+  s.by_columns = true;
+  CHECK_FALSE(fusor::gpu::by_warps(s));
 }
 
 TEST_CASE_FIXTURE(fixture, "argmax ties and NaN: the first best position, as a sequential scan finds it") {

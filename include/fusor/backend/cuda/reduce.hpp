@@ -38,31 +38,30 @@ struct red_space {
 /// counts in them).
 inline constexpr int reduce_block_threads = 256;
 
+/// How many ways each of `blocks` blocks' outputs is split between blocks so
+/// that about `wanted` blocks run, none with fewer than `least` of an
+/// output's `nred` elements (at most 1024).
+inline index_t split_count(index_t blocks, index_t wanted, index_t nred, index_t least) {
+  if (blocks <= 0 || nred <= 0 || blocks >= wanted) return 1;
+  const index_t by_size = (nred + least - 1) / least;
+  const index_t by_device = (wanted + blocks - 1) / blocks;
+  const index_t c = by_size < by_device ? by_size : by_device;
+  return c < 1 ? 1 : (c > 1024 ? 1024 : c);
+}
+
 /// How many blocks share one output's elements: enough blocks to fill a
 /// device of `processors` multiprocessors when there are few outputs, none
-/// with fewer than a few thousand elements.
+/// with fewer than 8192 elements.
 inline index_t reduction_chunks(index_t nout, index_t nred, int processors) {
-  if (nout <= 0 || nred <= 0) return 1;
-  const index_t blocks_wanted = 4 * static_cast<index_t>(processors);
-  if (nout >= blocks_wanted) return 1;
-  const index_t by_size = (nred + 8191) / 8192;
-  const index_t by_device = (blocks_wanted + nout - 1) / nout;
-  index_t c = by_size < by_device ? by_size : by_device;
-  return c < 1 ? 1 : (c > 1024 ? 1024 : c);
+  return split_count(nout, 4 * static_cast<index_t>(processors), nred, 8192);
 }
 
 /// The same for a reduction by columns: blocks of reduce_block_threads
 /// outputs, each output's rows split between `chunks` blocks, each thread
 /// walking at least 64 rows.
 inline index_t column_chunks(index_t nout, index_t nred, int processors) {
-  if (nout <= 0 || nred <= 0) return 1;
-  const index_t column_blocks = (nout + reduce_block_threads - 1) / reduce_block_threads;
-  const index_t blocks_wanted = 8 * static_cast<index_t>(processors);
-  if (column_blocks >= blocks_wanted) return 1;
-  const index_t by_size = (nred + 63) / 64;
-  const index_t by_device = (blocks_wanted + column_blocks - 1) / column_blocks;
-  index_t c = by_size < by_device ? by_size : by_device;
-  return c < 1 ? 1 : (c > 1024 ? 1024 : c);
+  return split_count((nout + reduce_block_threads - 1) / reduce_block_threads, 8 * static_cast<index_t>(processors),
+                     nred, 64);
 }
 
 /// Whether a reduction's outputs are better shared out a warp each than a
