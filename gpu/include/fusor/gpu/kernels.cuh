@@ -311,7 +311,7 @@ __global__ void __launch_bounds__(block_threads)
   }
 }
 
-/// Warp w of block b reduces output b * warps + w (red_space::by_warps),
+/// Warp w of block b reduces output b * warps + w (see by_warps),
 /// merged by shuffles: no block-wide merge, eight outputs per block.
 template <class Op, class R, class Ev>
 __global__ void __launch_bounds__(block_threads) warp_reduce_kernel(const Ev ev, void* out, const red_space s) {
@@ -340,10 +340,10 @@ template <class Op, class R, class Ev>
 __global__ void __launch_bounds__(block_threads)
     column_reduce_kernel(const Ev ev, void* out, const red_space s, void* partials) {
   using Acc = accumulator<Op, R, typename Ev::value_type>;
-  const index_t column_blocks = (s.nout + block_threads - 1) / block_threads;
+  const index_t blocks = column_blocks(s.nout);
   const index_t rows = (s.nred + s.chunks - 1) / s.chunks;
-  for (index_t b = blockIdx.x; b < column_blocks * s.chunks; b += gridDim.x) {
-    const index_t o = (b % column_blocks) * block_threads + threadIdx.x, c = b / column_blocks;
+  for (index_t b = blockIdx.x; b < blocks * s.chunks; b += gridDim.x) {
+    const index_t o = (b % blocks) * block_threads + threadIdx.x, c = b / blocks;
     if (o >= s.nout) continue;
     const index_t begin = c * rows, end = begin + rows < s.nred ? begin + rows : s.nred;
     const Acc acc = reduce_rows<Op, R>(ev, o, begin, end);
@@ -382,12 +382,13 @@ void launch_reduce(const void* evp, void* out, const red_space* sp, void* partia
   auto stream = static_cast<cudaStream_t>(streamp);
   if (s.nout == 0) return;
   constexpr index_t warps = block_threads / 32;
-  const index_t blocks = s.by_columns ? (s.nout + block_threads - 1) / block_threads * s.chunks
-                         : s.by_warps ? (s.nout + warps - 1) / warps
+  const bool warp_each = by_warps(s);
+  const index_t blocks = s.by_columns ? column_blocks(s.nout) * s.chunks
+                         : warp_each  ? (s.nout + warps - 1) / warps
                                       : s.nout * s.chunks;
   const unsigned grid = static_cast<unsigned>(blocks < 65535 * 8 ? blocks : 65535 * 8);
   if (s.by_columns) column_reduce_kernel<Op, R, Ev><<<grid, block_threads, 0, stream>>>(ev, out, s, partials);
-  else if (s.by_warps) warp_reduce_kernel<Op, R, Ev><<<grid, block_threads, 0, stream>>>(ev, out, s);
+  else if (warp_each) warp_reduce_kernel<Op, R, Ev><<<grid, block_threads, 0, stream>>>(ev, out, s);
   else fused_reduce_kernel<Op, R, Ev><<<grid, block_threads, 0, stream>>>(ev, out, s, partials);
   check_launch(cudaSuccess, "a reduction kernel");
   if (s.chunks > 1) {

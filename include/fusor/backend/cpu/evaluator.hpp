@@ -43,12 +43,12 @@ inline void broadcast_strides(const dims& shape, const std::array<index_t, max_r
   }
 }
 
-/// A strided view of memory: the lowered form of every array leaf (inputs,
-/// shared variables, materialised temporaries, transposed views).
 /// A batch built lane by lane from an evaluator's scalars (defined below).
 template <class T, class C>
 batch<T> load_lanes(const C& c, index_t i) noexcept;
 
+/// A strided view of memory: the lowered form of every array leaf (inputs,
+/// shared variables, materialised temporaries, transposed views).
 template <class E>
 struct leaf {
   using value_type = E;

@@ -421,6 +421,18 @@ ew_space collapse_group(const dims& out, const std::array<index_t, max_rank>* de
   return e;
 }
 
+/// The coordinates (a, b) of element i of a space of two axes or fewer.
+template <class Index>
+struct plane {
+  Index a, b;
+};
+template <class Index>
+FUSOR_INLINE plane<Index> plane_of(const ew_space& s, Index i) {
+  const Index inner = s.rank == 2 ? static_cast<Index>(s.extent[1]) : Index{1};
+  const Index a = i / inner;
+  return {a, i - a * inner};
+}
+
 /// Element i of a group read through its coordinates: by `planar` where the
 /// space has two axes or fewer (constant indices: on a GPU an index array
 /// written at run-time positions lives in local memory, and every load's
@@ -430,9 +442,8 @@ ew_space collapse_group(const dims& out, const std::array<index_t, max_rank>* de
 template <class Index, class Ev>
 FUSOR_INLINE typename Ev::value_type strided_element(const Ev& ev, const ew_space& s, Index i) {
   if (s.rank <= 2) {
-    const Index inner = s.rank == 2 ? static_cast<Index>(s.extent[1]) : Index{1};
-    const Index a = i / inner;
-    return ev.planar(static_cast<index_t>(a), static_cast<index_t>(i - a * inner));
+    const plane<Index> p = plane_of(s, i);
+    return ev.planar(static_cast<index_t>(p.a), static_cast<index_t>(p.b));
   }
   index_t idx[max_rank];
   for (int d = s.rank - 1; d >= 0; --d) {
@@ -455,9 +466,8 @@ FUSOR_INLINE typename Ev::value_type element_at(const Ev& ev, const ew_space& s,
 FUSOR_INLINE index_t destination_of(const ew_space& s, index_t i) {
   if (s.out_contiguous) return i;
   if (s.rank <= 2) {
-    const index_t inner = s.rank == 2 ? s.extent[1] : 1;
-    const index_t a = i / inner;
-    return a * s.out_strides[0] + (i - a * inner) * s.out_strides[1];
+    const plane<index_t> p = plane_of(s, i);
+    return p.a * s.out_strides[0] + p.b * s.out_strides[1];
   }
   index_t at = 0;
   for (int d = s.rank - 1; d >= 0; --d) {

@@ -117,7 +117,6 @@ inline void split(red_space& s, buffer& partials, const context& ctx, std::size_
   if (ctx.emulated) return;
   const int processors = ctx.runtime->multiprocessors(ctx.device);
   s.chunks = s.by_columns ? column_chunks(s.nout, s.nred, processors) : reduction_chunks(s.nout, s.nred, processors);
-  s.by_warps = by_warps(s);
   if (s.chunks > 1)
     partials = buffer::allocate(static_cast<std::size_t>(s.nout * s.chunks) * accumulator_bytes, ctx.space);
 }

@@ -112,8 +112,7 @@ void emulated_reduce(const void* ev, void* out, const red_space* sp, void*, void
   const Ev& e = *static_cast<const Ev*>(ev);
   using Out = decltype(finish(accumulator<Op, R, typename Ev::value_type>::identity(), 0));
   Out* o = static_cast<Out*>(out);
-  for (index_t k = 0; k < s.nout; ++k)
-    o[k] = finish(s.by_columns ? reduce_rows<Op, R>(e, k, 0, s.nred) : reduce_share<Op, R>(e, s, k, 0, 1), s.nred);
+  for (index_t k = 0; k < s.nout; ++k) o[k] = finish(reduce_share<Op, R>(e, s, k, 0, 1), s.nred);
 }
 
 }  // namespace fusor::gpu

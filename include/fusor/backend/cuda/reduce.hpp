@@ -30,8 +30,6 @@ struct red_space {
   index_t chunks = 1;  ///< blocks sharing one output's elements (CUDA; 1 on the emulation)
   /// Each thread takes one output and walks its elements (see by_columns).
   bool by_columns = false;
-  /// Each warp takes one output (CUDA; see by_warps).
-  bool by_warps = false;
 };
 
 /// Threads per block of fusor's CUDA reduction kernels (the chunking below
@@ -56,12 +54,13 @@ inline index_t reduction_chunks(index_t nout, index_t nred, int processors) {
   return split_count(nout, 4 * static_cast<index_t>(processors), nred, 8192);
 }
 
-/// The same for a reduction by columns: blocks of reduce_block_threads
-/// outputs, each output's rows split between `chunks` blocks, each thread
-/// walking at least 64 rows.
+/// Blocks of reduce_block_threads outputs each, in a reduction by columns.
+FUSOR_INLINE index_t column_blocks(index_t nout) { return (nout + reduce_block_threads - 1) / reduce_block_threads; }
+
+/// The same for a reduction by columns: each block of columns' rows split
+/// between `chunks` blocks, each thread walking at least 64 rows.
 inline index_t column_chunks(index_t nout, index_t nred, int processors) {
-  return split_count((nout + reduce_block_threads - 1) / reduce_block_threads, 8 * static_cast<index_t>(processors),
-                     nred, 64);
+  return split_count(column_blocks(nout), 8 * static_cast<index_t>(processors), nred, 64);
 }
 
 /// Whether a reduction's outputs are better shared out a warp each than a
