@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <charconv>
+#include <cstdint>
 #include <string>
 #include <type_traits>
 
@@ -14,25 +15,48 @@
 
 namespace fusor {
 
-/// Converts one element as numpy's astype does, without C++'s undefined
-/// behaviour: integers wrap modulo 2^n (C++20), floats are truncated toward
-/// zero; a float within the target's range converts exactly, one outside it
-/// becomes the result of going through int64 (what x86-64 NumPy gives), and
-/// NaN or a value outside int64 becomes 0. (C++ leaves a float-to-integer
-/// conversion out of range undefined; these are all defined.)
+namespace detail {
+
+// x86-64's truncating conversions, which NumPy's casting loops compile to
+// (cvttsd2si and cvttss2si): in range, truncation toward zero; NaN, an
+// infinity or a value out of range gives the "integer indefinite" value, the
+// minimum of the instruction's width. Compared in double: exact for float too.
+FUSOR_HD constexpr std::int32_t truncate_to_int32(double v) noexcept {
+  if (v > -2147483649.0 && v < 2147483648.0) return static_cast<std::int32_t>(v);
+  return std::int32_t(-2147483647 - 1);
+}
+FUSOR_HD constexpr std::int64_t truncate_to_int64(double v) noexcept {
+  if (v >= -9223372036854775808.0 && v < 9223372036854775808.0) return static_cast<std::int64_t>(v);
+  return std::int64_t(-9223372036854775807LL - 1);
+}
+
+}  // namespace detail
+
+/// Converts one element as numpy's astype does on x86-64, without C++'s
+/// undefined behaviour: integers wrap modulo 2^n (C++20); a float is
+/// converted as the C cast in NumPy's loop compiles there. Targets of 8 and 16
+/// bits and int32 go through a 32-bit conversion, uint32 and int64 through a
+/// 64-bit one, then wrap to their width; NaN, infinities and values out of that
+/// conversion's range give its minimum (int32: -2^31; int8: 0, the low bits of
+/// -2^31). uint64 is converted as compilers do: below 2^63 through int64 (NaN
+/// and -inf give 2^63), above it with 2^63 subtracted first (inf and values
+/// from 2^64 give 0). NumPy's own results for uint32 depend on the array's
+/// layout (its vectorised loop differs); fusor gives its strided loop's.
 template <element Dst, element Src>
 FUSOR_HD constexpr Dst convert_element(Src v) noexcept {
   if constexpr (std::is_same_v<Dst, bool>) {
     return v != Src(0);
   } else if constexpr (std::is_floating_point_v<Src> && std::is_integral_v<Dst>) {
-    if (!(v == v)) return Dst(0);
-    // 2^63 and 2^64 are exact in every float type; compare against them.
-    constexpr Src two63 = Src(9223372036854775808.0), two64 = Src(18446744073709551616.0);
-    if constexpr (std::is_unsigned_v<Dst> && sizeof(Dst) == 8) {
-      if (v >= two63 && v < two64) return static_cast<Dst>(v);  // only uint64 reaches past int64
+    const double d = static_cast<double>(v);
+    if constexpr (sizeof(Dst) < 4 || (sizeof(Dst) == 4 && std::is_signed_v<Dst>)) {
+      return static_cast<Dst>(detail::truncate_to_int32(d));
+    } else if constexpr (sizeof(Dst) == 4 || std::is_signed_v<Dst>) {
+      return static_cast<Dst>(detail::truncate_to_int64(d));
+    } else {
+      constexpr double two63 = 9223372036854775808.0;
+      if (!(d >= two63)) return static_cast<Dst>(detail::truncate_to_int64(d));
+      return static_cast<Dst>(detail::truncate_to_int64(d - two63)) ^ (Dst(1) << 63);
     }
-    if (v >= -two63 && v < two63) return static_cast<Dst>(static_cast<std::int64_t>(v));
-    return Dst(0);
   } else {
     return static_cast<Dst>(v);
   }
