@@ -387,3 +387,18 @@ TEST_CASE_TEMPLATE("integer + - * and negation run vectorised and wrap exactly a
     }
   }
 }
+
+TEST_CASE("clip's C++ bounds are weak: clip(float32 x, -0.5, 2.5) is float32, as np.clip gives") {
+  // Found by the differential tests: the upper bound was promoted against the
+  // lower one (two weak scalars: float64) instead of against x.
+  fusor::vector<float> x{"x"};
+  fusor::vector<std::int32_t> i{"i"};
+  fusor::vector<double> d{"d"};
+  static_assert(std::is_same_v<fusor::value_type_t<decltype(fusor::clip(x, -0.5, 2.5))>, float>);
+  static_assert(std::is_same_v<fusor::value_type_t<decltype(fusor::clip(i, -1, 2))>, std::int32_t>);
+  static_assert(std::is_same_v<fusor::value_type_t<decltype(fusor::clip(i, -1, 2.5))>, double>);  // a float bound: float64
+  static_assert(std::is_same_v<fusor::value_type_t<decltype(fusor::clip(x, d, 2.5))>, double>);    // a strong float64 bound
+  static_assert(std::is_same_v<fusor::value_type_t<decltype(fusor::clip(x, -0.5, d))>, double>);
+  const xt::xtensor<float, 1> got = fusor::eval(fusor::clip(x, -0.5, 2.5), x = xt::xtensor<float, 1>{-3.f, 1.25f, 7.f});
+  CHECK(got == xt::xtensor<float, 1>{-0.5f, 1.25f, 2.5f});
+}

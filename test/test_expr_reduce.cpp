@@ -222,6 +222,23 @@ TEST_CASE("empty and one-element reductions") {
   CHECK(fusor::eval(fusor::argmax(x), x = xt::xarray<double>{4.0}) == 0);
 }
 
+TEST_CASE("reductions over a non-empty axis of an empty array give an empty result, as NumPy's") {
+  // Found by the differential tests: argmax over axis 0 of a (17, 0) array
+  // was refused as "an empty sequence"; NumPy returns shape (0,).
+  fusor::matrix<double> m{"m"};
+  const xt::xarray<double> none = xt::xarray<double>::from_shape({17, 0});
+  const xt::xtensor<std::int64_t, 1> a = fusor::eval(fusor::argmax(m, 0), m = none);
+  CHECK(a.shape()[0] == 0);
+  const xt::xtensor<std::int64_t, 1> b = fusor::eval(fusor::argmin(m, -2), m = none);
+  CHECK(b.shape()[0] == 0);
+  const xt::xtensor<double, 1> c = fusor::eval(fusor::max(m, 0), m = none);
+  CHECK(c.shape()[0] == 0);
+  // Over the empty axis itself: NumPy's errors.
+  CHECK_THROWS_AS((void)fusor::eval(fusor::argmax(m, 1), m = none), fusor::value_error);
+  CHECK_THROWS_AS((void)fusor::eval(fusor::max(m, 1), m = none), fusor::value_error);
+  CHECK_THROWS_AS((void)fusor::eval(fusor::argmax(m), m = none), fusor::value_error);
+}
+
 TEST_CASE("a reduction axis out of range at run time is a shape_error") {
   fusor::matrix<double> x{"x"};
   try {

@@ -102,6 +102,31 @@ TEST_CASE("In(x, borrow) with Out(y, borrow): the input becomes the output's buf
   CHECK(r == xt::xtensor<double, 1>{3, 5, 7});
 }
 
+TEST_CASE("a shared variable's get_value(borrow) is an argument: read in place, never written") {
+  // Theano's f(w.get_value(borrow=True)); found missing by the differential tests.
+  fusor::vector<double> x{"x"};
+  auto w = fusor::shared(xt::xtensor<double, 1>{1, 2, 3}, "w");
+  auto f = fusor::function(fusor::inputs(fusor::In(x, fusor::borrow)),
+                           fusor::outputs(fusor::Out(x * 2.0, fusor::borrow)),
+                           fusor::updates(fusor::update(w, w + x)));
+  auto view = w.get_value(fusor::borrow);
+  const void* held = view.data();
+  auto r = f(view);  // x is w's own buffer, which the update replaces
+  CHECK(r == xt::xtensor<double, 1>{2, 4, 6});
+  CHECK(static_cast<const void*>(r.data()) != held);
+  CHECK(w.get_value() == xt::xtensor<double, 1>{2, 4, 6});
+  CHECK(view == xt::xtensor<double, 1>{1, 2, 3});  // the view holds the old buffer: never written
+  // No variable holds that buffer any more, and it is still not the output's.
+  w.set_value(xt::xtensor<double, 1>{10, 20, 30});
+  auto r2 = f(view);
+  CHECK(r2 == xt::xtensor<double, 1>{2, 4, 6});
+  CHECK(static_cast<const void*>(r2.data()) != held);
+  CHECK(view == xt::xtensor<double, 1>{1, 2, 3});
+  CHECK(w.get_value() == xt::xtensor<double, 1>{11, 22, 33});
+  // And in eval, bound like any value.
+  CHECK(fusor::eval(x + 1.0, x = view) == xt::xtensor<double, 1>{2, 3, 4});
+}
+
 TEST_CASE("one borrow flag alone never aliases (R47, PyTensor #1082)") {
   fusor::vector<double> x{"x"};
   auto only_in = fusor::function(fusor::inputs(fusor::In(x, fusor::borrow)), fusor::outputs(x * 2.0));

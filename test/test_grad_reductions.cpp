@@ -60,3 +60,20 @@ TEST_CASE("grad of prod with zeros: the product of the others, never a division 
   z.set_value(xt::xtensor<double, 1>{0.5, 2.0, -1.5, 4.0});
   verify_grad(fusor::prod(z), z);
 }
+
+TEST_CASE("second derivatives through max and min reach the adjoint's own dependence on w") {
+  // Found by the differential tests: the gradient's sum_to of a contribution
+  // larger than its node passed it on unsummed, so the Hessian of
+  // sum(w * min(w)) lost its cross terms (through the adjoint of min, sum(w)).
+  auto w = fusor::shared(xt::xtensor<double, 1>{0.76405855, 0.69539276, 0.9}, "w");
+  auto d = fusor::shared(xt::xtensor<double, 1>{0.19685493, -0.65170852, 0.3}, "d");
+  // By hand: with m = w1 the minimum, cost = m * (w0 + w1 + w2), whose
+  // Hessian is [[0, 1, 0], [1, 2, 1], [0, 1, 0]].
+  const auto gw = fusor::grad(fusor::sum(w * fusor::min(w, 0)), w);
+  const xt::xtensor<double, 1> hd = fusor::eval(fusor::grad(fusor::sum(gw * d), w));
+  CHECK(hd(0) == doctest::Approx(-0.65170852));
+  CHECK(hd(1) == doctest::Approx(0.19685493 - 2 * 0.65170852 + 0.3));
+  CHECK(hd(2) == doctest::Approx(-0.65170852));
+  grad_check::verify_hessian_vector(gw, w, d);
+  grad_check::verify_hessian_vector(fusor::grad(fusor::mean(fusor::exp(0.5 * fusor::tanh(w * fusor::max(w)))), w), w, d);
+}

@@ -641,8 +641,8 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
     using V = std::remove_cvref_t<A>;
     static_assert(argument_value<V>,
                   "fusor::function: an argument must be a value fusor knows: xt::xarray, xt::xtensor, std::vector, an "
-                  "arithmetic scalar, a type registered with fusor::shared_constructor, or a strided view of memory "
-                  "(xt::view, xt::strided_view, xt::adapt)");
+                  "arithmetic scalar, a type registered with fusor::shared_constructor, a shared variable's "
+                  "get_value(fusor::borrow), or a strided view of memory (xt::view, xt::strided_view, xt::adapt)");
     const Spec& spec = std::get<K>(ins_);
     // Writable only when lent with In(x, borrow) as a non-const lvalue.
     const bool lent = spec.options.borrow && std::is_lvalue_reference_v<A&&> &&

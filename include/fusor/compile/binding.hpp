@@ -54,7 +54,9 @@ void bind_argument(input_facts& a, std::uint32_t broadcastable, const V& value, 
   const auto* data = reinterpret_cast<const std::byte*>(src);
   // Never a buffer a shared variable holds (M3: only fusor writes a variable's
   // storage, through its updates): e.g. the array of get_value(borrow, internal_type).
-  const bool writable = lent && std::is_same_v<S, T> && rank_of<V> != 0 &&
+  // Nor a read-only view (get_value(borrow)), whoever holds its buffer now.
+  constexpr bool read_only = requires { requires C::read_only; };
+  const bool writable = lent && !read_only && std::is_same_v<S, T> && rank_of<V> != 0 &&
                         !variable_base::held_by_another(data, n * sizeof(S), nullptr);
   if (a.data != data || a.source != dtype_of<S> || a.writable != writable || !(a.shape == shape) ||
       a.space != space || a.layout.strided) {

@@ -317,10 +317,18 @@ template <class X, class L, class H>
   requires(operand<X> && operand<L> && operand<H> && !element<std::remove_cvref_t<X>>)
 [[nodiscard]] auto clip(X&& x, L&& lo, H&& hi) {
   using EX = as_expression_t<X>;
-  using C = detail::promoted_t<EX, as_expression_t<L>>;
-  using R = element_of_t<detail::operand_promotion<constant<C>, as_expression_t<H>>() == dtype_of<C>
-                             ? dtype_of<C>
-                             : promote(dtype_of<C>, dtype_of<value_type_t<as_expression_t<H>>>)>;
+  using LE = as_expression_t<L>;
+  using HE = as_expression_t<H>;
+  using C = detail::promoted_t<EX, LE>;
+  // NEP 50 over three operands: a C++ number (weak) counts only where its kind
+  // is above the others' (clip(float32 x, -0.5, 2.5) is float32). x and lo
+  // are strong when either is; hi then promotes against that result.
+  constexpr bool strong = !detail::is_weak_v<EX> || !detail::is_weak_v<LE>;
+  constexpr dtype h = dtype_of<value_type_t<HE>>;
+  constexpr dtype r = detail::is_weak_v<HE> && strong    ? promote_weak(dtype_of<C>, h)
+                      : !detail::is_weak_v<HE> && !strong ? promote_weak(h, dtype_of<C>)
+                                                          : promote(dtype_of<C>, h);
+  using R = element_of_t<r>;
   return detail::make_map_casts<fn::clip, R>(type_list<R, R, R>{}, std::forward<X>(x), std::forward<L>(lo),
                                               std::forward<H>(hi));
 }

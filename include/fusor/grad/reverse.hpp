@@ -372,11 +372,15 @@ class walker {
 
   // ------------------------------------------------------------ a gradient's own nodes (second derivatives)
 
-  /// sum_to is linear: its operand's adjoint is the adjoint, broadcast back
-  /// (both larger and smaller than the operand, as far as types know).
+  /// sum_to is linear: its operand's adjoint is the node's adjoint broadcast
+  /// back. A contribution that may be larger than the node is summed to the
+  /// node's shape first (conform): passed on as it is, its extra extents
+  /// would be read as the operand's own elements — the second derivative of
+  /// sum(w * min(w)) lost its cross terms so (found by the differential
+  /// tests). Exact at the node's shape, it is smaller than the operand.
   template <class G, class Like, class E, bool L, bool S>
   auto back_node(const sum_to_node<G, Like>& e, const part<E, L, S>& adj) {
-    return back(e.arg(), make_part<true, true>(adj.e));
+    return back(e.arg(), make_part<false, true>(conform(adj, e)));
   }
   /// Below a closed gate nothing is the target's: the walk goes on (the
   /// types must agree) muted, and its result is closed by the same gate.

@@ -89,6 +89,23 @@ class readonly_view {
   xtensor_type view_;
 };
 
+/// A read-only view is a value fusor knows: a function argument or an eval
+/// binding (`f(W.get_value(fusor::borrow))`, Theano's idiom), read in place.
+/// It is never written, even lent with In(x, borrow) after the variable it
+/// came from moved to another buffer (`read_only`). A shared variable made
+/// from one holds a copy, like any value.
+template <element E, int Rank>
+struct shared_constructor<readonly_view<E, Rank>> {
+  using element_type = E;
+  static constexpr int rank = Rank;
+  static constexpr bool read_only = true;
+  static dims shape(const readonly_view<E, Rank>& v) { return v.shape(); }
+  static const E* data(const readonly_view<E, Rank>& v) noexcept { return v.data(); }
+  static readonly_view<E, Rank> make(const dims& d, const E* src) {
+    return readonly_view<E, Rank>(array<E>::copy_of(d, src));
+  }
+};
+
 /// A read-only view of a rank-0 (scalar) shared variable.
 template <element E>
 class readonly_scalar {

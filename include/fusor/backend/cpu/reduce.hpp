@@ -313,6 +313,10 @@ void arg_reduce_into(std::int64_t* out, typename Ev::value_type* best, const dim
   using V = typename Ev::value_type;
   const std::size_t nout = keep.elements();
   if (in.elements() == 0) {
+    // Nothing to write when another axis is empty (argmax over axis 0 of a
+    // (17, 0) array is of shape (0,), as NumPy gives); an error when the
+    // reduced slices themselves are empty.
+    if (nout == 0) return;
     throw value_error(what + ": attempt to get " + Op::name + " of an empty sequence (shape " + in.str() + ")");
   }
   ev.broadcast_to(in);

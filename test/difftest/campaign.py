@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""A differential-testing campaign: random fusor programs against NumPy.
+
+    campaign.py PROGRAMS [--per-unit 40] [--jobs N] [--first-seed S] [--dir DIR]
+
+Generates PROGRAMS programs (generate.py), PER_UNIT to a translation unit,
+compiles the units against fusor's compiled runtime (src/fusor.cpp, built
+once), runs each and adds up what they report: programs tried, calls made,
+values checked, mismatches. Units alternate between two builds so that both
+kinds of loop are checked: `-O1 -march=native` (the machine's widest vectors)
+and `-O0` for the baseline instruction set (SSE2 on x86-64).
+
+A unit with a mismatch keeps its .cpp, .npz and output under DIR/failed/
+(re-run it with the seed printed: generate.py --seed S --programs PER_UNIT);
+the others are deleted. The exit status is 1 when anything mismatched or
+failed to build.
+"""
+import argparse
+import concurrent.futures
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+MODES = (['-O1', '-march=native'], ['-O0'])
+
+
+def pkg_flags():
+    try:
+        out = subprocess.run(['pkg-config', '--cflags', '--libs', 'openblas', 'libzip'], check=True,
+                             capture_output=True, text=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        out = ['-lopenblas', '-lzip']
+    cflags = [f.replace('-I', '-isystem', 1) if f.startswith('-I') else f for f in out if f.startswith('-I')]
+    libs = [f for f in out if not f.startswith('-I')]
+    return cflags, libs
+
+
+def compile_args(mode, cflags):
+    return ['g++', '-std=c++20', '-g0', '-pthread', '-DFUSOR_SEPARATE_COMPILATION', '-I' + os.path.join(ROOT, 'include'),
+            '-I' + HERE, '-I' + os.path.dirname(HERE), '-w'] + cflags + MODES[mode]
+
+
+def prepare(work, cflags):
+    """The doctest main and the compiled runtime, once per build mode."""
+    objs = {}
+    main = os.path.join(work, 'main.cpp')
+    with open(main, 'w') as f:
+        f.write('#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN\n#include <doctest/doctest.h>\n')
+    for mode in range(len(MODES)):
+        out = []
+        for src, name in ((main, 'main'), (os.path.join(ROOT, 'src', 'fusor.cpp'), 'fusor')):
+            obj = os.path.join(work, '%s.%d.o' % (name, mode))
+            subprocess.run(compile_args(mode, cflags) + ['-c', src, '-o', obj], check=True)
+            out.append(obj)
+        objs[mode] = out
+    return objs
+
+
+def one_unit(seed, per_unit, work, objs, cflags, libs):
+    name = 'difftest_%d' % seed
+    mode = seed % len(MODES)
+    t0 = time.time()
+    subprocess.run([sys.executable, os.path.join(HERE, 'generate.py'), '--seed', str(seed), '--programs',
+                    str(per_unit), '--out', work, '--name', name], check=True)
+    src, exe = os.path.join(work, name + '.cpp'), os.path.join(work, name)
+    build = subprocess.run(compile_args(mode, cflags) + [src] + objs[mode] + libs + ['-o', exe],
+                           capture_output=True, text=True)
+    t1 = time.time()
+    result = {'seed': seed, 'mode': ' '.join(MODES[mode]), 'compile_s': t1 - t0, 'programs': 0, 'gradients': 0,
+              'calls': 0,
+              'refused': 0, 'values': 0, 'mismatches': 0, 'failed_cases': 0, 'ok': False, 'log': ''}
+    if build.returncode != 0:
+        result['log'] = build.stderr[-20000:]
+        result['build_failed'] = True
+        return result
+    try:
+        run = subprocess.run([exe], capture_output=True, text=True, timeout=600)
+        log = run.stdout + run.stderr
+    except subprocess.TimeoutExpired as e:
+        log = 'timed out after 600 s\n' + (e.stdout or b'').decode(errors='replace')
+        run = None
+    result['run_s'] = time.time() - t1
+    result['log'] = log
+    m = re.search(r'difftest: (\d+) programs \((\d+) gradient checks\), (\d+) calls \((\d+) refused[^)]*\), '
+                  r'(\d+) values checked, (\d+) mismatches', log)
+    if m:
+        for k, v in zip(('programs', 'gradients', 'calls', 'refused', 'values', 'mismatches'), m.groups()):
+            result[k] = int(v)
+    c = re.search(r'test cases:\s*(\d+) \|\s*(\d+) passed \|\s*(\d+) failed', log)
+    if c:
+        result['failed_cases'] = int(c.group(3))
+    # A failed gradient check is a failed test case (verify_grad's CHECK), not a counted mismatch.
+    result['ok'] = run is not None and run.returncode == 0 and m is not None and result['mismatches'] == 0 \
+        and result['failed_cases'] == 0
+    return result
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('programs', type=int)
+    ap.add_argument('--per-unit', type=int, default=40)
+    ap.add_argument('--jobs', type=int, default=os.cpu_count() or 2)
+    ap.add_argument('--first-seed', type=int, default=int(time.time()) % 1000000 * 1000)
+    ap.add_argument('--dir', default=os.path.join(ROOT, 'build-difftest'))
+    a = ap.parse_args()
+    work = os.path.join(a.dir, 'work')
+    failed_dir = os.path.join(a.dir, 'failed')
+    os.makedirs(work, exist_ok=True)
+    os.makedirs(failed_dir, exist_ok=True)
+    cflags, libs = pkg_flags()
+    objs = prepare(work, cflags)
+    units = (a.programs + a.per_unit - 1) // a.per_unit
+    seeds = [a.first_seed + i for i in range(units)]
+    totals = dict(programs=0, gradients=0, calls=0, refused=0, values=0, mismatches=0)
+    bad = []
+    start = time.time()
+    print('difftest campaign: %d programs in %d units of %d, seeds %d..%d, %d jobs' % (
+        units * a.per_unit, units, a.per_unit, seeds[0], seeds[-1], a.jobs), flush=True)
+    with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
+        futures = [pool.submit(one_unit, s, a.per_unit, work, objs, cflags, libs) for s in seeds]
+        for fut in concurrent.futures.as_completed(futures):
+            r = fut.result()
+            for k in totals:
+                totals[k] += r[k]
+            name = 'difftest_%d' % r['seed']
+            status = 'ok' if r['ok'] else ('BUILD FAILED' if r.get('build_failed') else 'MISMATCH')
+            print('  seed %d (%s): %s, %d programs, %d calls, %d mismatches, compiled in %.0f s' % (
+                r['seed'], r['mode'], status, r['programs'], r['calls'], r['mismatches'], r['compile_s']), flush=True)
+            if not r['ok']:
+                bad.append(r['seed'])
+                for ext in ('.cpp', '.npz'):
+                    if os.path.exists(os.path.join(work, name + ext)):
+                        shutil.copy(os.path.join(work, name + ext), failed_dir)
+                with open(os.path.join(failed_dir, name + '.log'), 'w') as f:
+                    f.write(r['log'])
+            for ext in ('.cpp', '.npz', ''):
+                try:
+                    os.remove(os.path.join(work, name + ext))
+                except OSError:
+                    pass
+    print('difftest campaign: %d programs tried (%d gradient checks), %d calls made (%d refused as NumPy refuses), '
+          '%d values checked, %d mismatches, %d units failed%s; %.0f s' % (
+              totals['programs'], totals['gradients'], totals['calls'], totals['refused'], totals['values'], totals['mismatches'], len(bad),
+              (' (seeds %s; logs in %s)' % (', '.join(map(str, bad)), failed_dir)) if bad else '', time.time() - start))
+    return 1 if bad else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
