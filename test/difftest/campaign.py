@@ -6,9 +6,11 @@
 Generates PROGRAMS programs (generate.py), PER_UNIT to a translation unit,
 compiles the units against fusor's compiled runtime (src/fusor.cpp, built
 once), runs each and adds up what they report: programs tried, calls made,
-values checked, mismatches. Units alternate between two builds so that both
-kinds of loop are checked: `-O1 -march=native` (the machine's widest vectors)
-and `-O0` for the baseline instruction set (SSE2 on x86-64).
+values checked, mismatches. Units take turns between three builds so that
+every kind of loop is checked: `-O1 -march=native` (the machine's widest
+vectors), `-O0` for the baseline instruction set (SSE2 on x86-64), and the
+first again with the shared variables on an emulated device (the device
+backend's plans and kernels).
 
 A unit with a mismatch keeps its .cpp, .npz and output under DIR/failed/
 (re-run it with the seed printed: generate.py --seed S --programs PER_UNIT);
@@ -26,7 +28,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-MODES = (['-O1', '-march=native'], ['-O0'])
+MODES = (['-O1', '-march=native'], ['-O0'], ['-O1', '-march=native', '-DDIFFTEST_DEVICE'])
 
 
 def pkg_flags():
