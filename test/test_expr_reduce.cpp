@@ -237,6 +237,18 @@ TEST_CASE("reductions over a non-empty axis of an empty array give an empty resu
   CHECK_THROWS_AS((void)fusor::eval(fusor::argmax(m, 1), m = none), fusor::value_error);
   CHECK_THROWS_AS((void)fusor::eval(fusor::max(m, 1), m = none), fusor::value_error);
   CHECK_THROWS_AS((void)fusor::eval(fusor::argmax(m), m = none), fusor::value_error);
+  // ...even when the result is empty too: NumPy refuses min over axis 1 of a
+  // (0, 0) array (its outputs would each reduce nothing), and not over axis 1
+  // of a (0, 3) one. Found by the differential tests (fusor returned (0, 1)).
+  const xt::xarray<double> both = xt::xarray<double>::from_shape({0, 0});
+  CHECK_THROWS_AS((void)fusor::eval(fusor::min(m, 1, fusor::keepdims), m = both), fusor::value_error);
+  CHECK_THROWS_AS((void)fusor::eval(fusor::argmin(m, 1), m = both), fusor::value_error);
+  const xt::xarray<double> no_rows = xt::xarray<double>::from_shape({0, 3});
+  const xt::xtensor<double, 1> d = fusor::eval(fusor::min(m, 1), m = no_rows);
+  CHECK(d.shape()[0] == 0);
+  const xt::xtensor<std::int64_t, 1> e = fusor::eval(fusor::argmin(m, 1), m = no_rows);
+  CHECK(e.shape()[0] == 0);
+  CHECK(fusor::eval(fusor::sum(m, 1), m = both).size() == 0);  // sums have an identity: never refused
 }
 
 TEST_CASE("a reduction axis out of range at run time is a shape_error") {

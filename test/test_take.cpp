@@ -90,3 +90,19 @@ TEST_CASE("an index out of range: an error naming it, and no shared variable cha
   CHECK(ok == xt::xtensor<double, 1>(xt::view(x, 1) + xt::view(x, 3)));
   CHECK(S.get_value() == xt::xtensor<double, 1>{2, 4, 6});
 }
+
+TEST_CASE("a take whose result is empty reads no index, as NumPy's (another axis of length 0)") {
+  // Found by the differential tests: np.take(np.zeros((0, 3)), [5], axis=1)
+  // has shape (0, 1); fusor refused index 5. Taking from an empty axis into a
+  // non-empty result is still refused, as NumPy refuses it.
+  fusor::matrix<double> m{"m"};
+  fusor::vector<std::int64_t> idx{"idx"};
+  const xt::xtensor<double, 2> none_rows = xt::xtensor<double, 2>::from_shape({0, 3});
+  const xt::xtensor<double, 2> got = fusor::eval(fusor::take(m, idx, 1), m = none_rows,
+                                                 idx = xt::xtensor<std::int64_t, 1>{5, -7});
+  CHECK(got.shape()[0] == 0);
+  CHECK(got.shape()[1] == 2);
+  const xt::xtensor<double, 2> none_cols = xt::xtensor<double, 2>::from_shape({3, 0});
+  CHECK_THROWS_AS((void)fusor::eval(fusor::take(m, idx, 1), m = none_cols, idx = xt::xtensor<std::int64_t, 1>{0}),
+                  fusor::index_error);
+}

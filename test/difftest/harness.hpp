@@ -254,6 +254,7 @@ class program {
     std::string name;
     const void* data;
     std::vector<std::byte> bytes;
+    std::function<span()> buffer;  ///< the variable's buffer now, where the host can see it
   };
   struct argument_record {
     span bytes;
@@ -292,7 +293,10 @@ class program {
   void snapshot(const fusor::shared<V>& v) {
     const auto values = v.get_value(fusor::borrow);
     vars_.push_back({v.name(), v.get_value(fusor::borrow, fusor::internal_type).data(),
-                     copy_of(bytes_of(values.data(), values.size()))});
+                     copy_of(bytes_of(values.data(), values.size())), [&v] {
+                       const auto a = v.get_value(fusor::borrow, fusor::internal_type);
+                       return fusor::host_accessible(a.space()) ? bytes_of(a.data(), a.size()) : span{};
+                     }});
   }
 
   template <class R>
@@ -316,6 +320,10 @@ class program {
     if (expect_error_) return fail("NumPy refuses this call (see the comment above it), but fusor's call succeeded");
     for (std::size_t k = 0; k < outputs_.size(); ++k) {
       const output_record& o = outputs_[k];
+      // (Checked here, while the outputs are alive.)
+      for (const variable& v : vars_)
+        if (!o.borrowed && o.bytes.overlaps(v.buffer()))
+          fail("output " + std::to_string(k) + " aliases shared variable '" + v.name + "'");
       for (const argument_record& a : args_) {
         if (!o.bytes.overlaps(a.bytes)) continue;
         const bool in_place = o.borrowed && a.writable && o.bytes.lo == a.bytes.lo && o.bytes.hi == a.bytes.hi;
@@ -356,9 +364,6 @@ class program {
     } else {
       compare("shared variable '" + v.name() + "'", prefix() + "v" + std::to_string(j), elements_of(storage));
     }
-    for (std::size_t k = 0; k < outputs_.size() && !refused_; ++k)
-      if (!outputs_[k].borrowed && outputs_[k].bytes.overlaps(now))
-        fail("output " + std::to_string(k) + " aliases shared variable '" + v.name() + "'");
   }
 
   void check_kept() {

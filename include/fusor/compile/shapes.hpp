@@ -44,6 +44,15 @@ inline std::uint32_t reduced_axes(const graph_node& n, std::size_t rank) {
 struct reduce_geometry {
   dims in;
   std::uint32_t mask = 0;
+  /// How many operand elements each output reduces. NumPy refuses max, min
+  /// and argmax of none whatever the output's size (a (0, 0) operand reduced
+  /// over axis 1 is refused; a (0, 3) one is not: its outputs each have 3).
+  std::size_t reduced_elements() const {
+    std::size_t n = 1;
+    for (std::size_t d = 0; d < in.rank(); ++d)
+      if (mask >> d & 1u) n *= in[d];
+    return n;
+  }
 };
 inline reduce_geometry reduction_of(const graph_node& n, const std::vector<dims>& shapes) {
   reduce_geometry r;

@@ -123,6 +123,16 @@ void accumulate_rows(R* out, Ev& ev, index_t* idx, std::size_t outer, index_t r0
 /// reduced axes set to 1: what depends only on the shapes is prepared once
 /// per plan (prepare), the loop runs every call (run, after the leaves' data
 /// pointers are bound). `what` names the reduction in error messages.
+/// How many operand elements each output of a reduction to `keep` (the
+/// operand's rank, the reduced axes of length 1) reads.
+inline std::size_t reduced_elements(const dims& keep, const dims& in) {
+  if (keep.rank() != in.rank()) return in.elements();
+  std::size_t n = 1;
+  for (std::size_t d = 0; d < in.rank(); ++d)
+    if (keep[d] == 1) n *= in[d];
+  return n;
+}
+
 template <class Op, class R, class Ev>
 struct reduce_loop {
   dims keep, in;
@@ -185,11 +195,14 @@ struct reduce_loop {
     }
   }
 
-  /// The zero-size case: an error (max, min), NaN (means) or the identity.
+  /// The zero-size case: an error (max, min) when the reduced axes are
+  /// empty, whatever the output's size (NumPy's rule); else NaN (means) or
+  /// the identity.
   bool empty(R* out, const std::string& what) const {
     if (in.elements() != 0) return false;
     if constexpr (Op::needs_elements) {
-      if (nout != 0) throw value_error(what + ": zero-size reduction has no identity (shape " + in.str() + ")");
+      if (reduced_elements(keep, in) == 0)
+        throw value_error(what + ": zero-size reduction has no identity (shape " + in.str() + ")");
     }
     if constexpr (std::is_same_v<Op, red::mean> || std::is_same_v<Op, red::nanmean>)
       std::fill(out, out + nout, std::numeric_limits<R>::quiet_NaN());
@@ -313,10 +326,11 @@ void arg_reduce_into(std::int64_t* out, typename Ev::value_type* best, const dim
   using V = typename Ev::value_type;
   const std::size_t nout = keep.elements();
   if (in.elements() == 0) {
-    // Nothing to write when another axis is empty (argmax over axis 0 of a
-    // (17, 0) array is of shape (0,), as NumPy gives); an error when the
-    // reduced slices themselves are empty.
-    if (nout == 0) return;
+    // Nothing to write when only another axis is empty (argmax over axis 0
+    // of a (17, 0) array is of shape (0,), as NumPy gives; found by the
+    // differential tests); an error when the reduced axis is, whatever the
+    // output's size (over axis 1 of a (0, 0) array, as NumPy).
+    if (axis >= 0 && static_cast<std::size_t>(axis) < in.rank() && in[static_cast<std::size_t>(axis)] != 0) return;
     throw value_error(what + ": attempt to get " + Op::name + " of an empty sequence (shape " + in.str() + ")");
   }
   ev.broadcast_to(in);

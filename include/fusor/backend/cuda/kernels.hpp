@@ -236,21 +236,23 @@ struct reduce_kernel {
     std::string what;
     dims in;
     std::unique_ptr<R[]> empty_values;  ///< a reduction of nothing: NaN or the identity, copied in
-    bool capturable() const override { return !(space.nout != 0 && space.nred == 0); }
+    bool reduces_nothing = false;       ///< the reduced axes are empty (refused whatever the output's size)
+    bool capturable() const override { return !reduces_nothing && !(space.nout != 0 && space.nred == 0); }
     void bind_only(void* const* slots) override { bind(ev, slots); }
     void run(void* const* slots, const context& ctx) override {
-      if (space.nout == 0) return;
-      if (space.nred == 0) {
-        if constexpr (is_arg) {
+      if constexpr (is_arg) {
+        if (reduces_nothing)
           throw value_error(what + ": attempt to get " + Op::name + " of an empty sequence (shape " + in.str() + ")");
-        } else {
-          if constexpr (Op::needs_elements) {
-            throw value_error(what + ": zero-size reduction has no identity (shape " + in.str() + ")");
-          } else {
-            copy_bytes(slots[dest], ctx.space, empty_values.get(), host,
-                       static_cast<std::size_t>(space.nout) * sizeof(R));
-            return;
-          }
+      } else if constexpr (Op::needs_elements) {
+        if (reduces_nothing)
+          throw value_error(what + ": zero-size reduction has no identity (shape " + in.str() + ")");
+      }
+      if (space.nout == 0) return;
+      if constexpr (!is_arg && !Op::needs_elements) {
+        if (space.nred == 0) {
+          copy_bytes(slots[dest], ctx.space, empty_values.get(), host,
+                     static_cast<std::size_t>(space.nout) * sizeof(R));
+          return;
         }
       }
       bind(ev, slots);
@@ -274,6 +276,7 @@ struct reduce_kernel {
     }
     evaluator_builder{g, p, st->in}.fill(st->ev, n.child[0]);
     st->space = layout_reduction(st->in, mask, st->ev, is_arg);
+    st->reduces_nothing = fusor::detail::reduce_geometry{st->in, mask}.reduced_elements() == 0;
     if (st->in.rank() == 0) {  // a scalar operand: one element, nothing to reduce
       st->space.rank = 0;
       st->space.nout = 1;
