@@ -248,11 +248,13 @@ struct reduce_kernel {
           throw value_error(what + ": zero-size reduction has no identity (shape " + in.str() + ")");
       }
       if (space.nout == 0) return;
-      if constexpr (!is_arg && !Op::needs_elements) {
-        if (space.nred == 0) {
-          copy_bytes(slots[dest], ctx.space, empty_values.get(), host,
-                     static_cast<std::size_t>(space.nout) * sizeof(R));
-          return;
+      if constexpr (!is_arg) {  // (nested: an arg reduction's Op has no needs_elements)
+        if constexpr (!Op::needs_elements) {
+          if (space.nred == 0) {
+            copy_bytes(slots[dest], ctx.space, empty_values.get(), host,
+                       static_cast<std::size_t>(space.nout) * sizeof(R));
+            return;
+          }
         }
       }
       bind(ev, slots);
