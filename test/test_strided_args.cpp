@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <xtensor/xadapt.hpp>
+#include <xtensor/xmanipulation.hpp>
 #include <xtensor/xstrided_view.hpp>
 #include <xtensor/xview.hpp>
 
@@ -110,4 +111,16 @@ TEST_CASE("a lent argument whose bytes a shared variable holds is not written") 
   CHECK(r == xt::xtensor<double, 1>{2, 4, 6});
   CHECK(S.get_value() == xt::xtensor<double, 1>{1, 2, 3});
   CHECK_FALSE(f.output_was_in_place(0));
+}
+
+TEST_CASE("an empty strided argument (a transposed empty array) is bound without touching its pointer") {
+  // Found by the differential tests under UBSan: binding it applied the
+  // offset of its lowest element, -stride, to a null data pointer.
+  fusor::matrix<double> m{"m"};
+  auto f = fusor::function(fusor::inputs(m), fusor::outputs(m * 2.0, fusor::sum(m, 0)));
+  const xt::xtensor<double, 2> empty = xt::xtensor<double, 2>::from_shape({3, 0});
+  auto [twice, sums] = f(xt::transpose(empty));  // shape (0, 3)
+  CHECK(twice.shape()[0] == 0);
+  CHECK(twice.shape()[1] == 3);
+  CHECK(sums == xt::xtensor<double, 1>{0.0, 0.0, 0.0});
 }

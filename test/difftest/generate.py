@@ -207,7 +207,9 @@ class Program:
             shape = tuple(r.choice('AB') for _ in range(r.choice([1, 1, 2, 2, 3])))
             name = 'v%d' % j
             # A variable's value carries the error bound of the update that wrote it.
-            node = Node(dtype, shape, name, lambda ctx, name=name: (ctx.vars[name], ctx.var_errs.get(name)), 'var', True)
+            # (A float variable is not "exact": an update may have left it rounded.)
+            node = Node(dtype, shape, name, lambda ctx, name=name: (ctx.vars[name], ctx.var_errs.get(name)), 'var',
+                        dtype not in FLOATS)
             node.name = name
             self.nodes.append(node)
             self.vars.append((node, name, dtype, shape))
@@ -709,7 +711,7 @@ class Program:
         r = self.r
         kind = r.choice(['concatenate', 'stack', 'roll', 'pad', 'pad_edge'])
         if kind in ('concatenate', 'stack'):
-            b = self.pick(lambda n: n.shape == a.shape and (n.dtype == 'bool') == (a.dtype == 'bool'))
+            b = self.pick(lambda n: n.shape == a.shape and n.dtype == a.dtype)  # (the parts must share a dtype)
             if b is None:
                 b = a
             dt = promote(a.dtype, b.dtype)

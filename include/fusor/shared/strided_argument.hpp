@@ -62,9 +62,18 @@ struct strided_span {
       if (reach < 0) low += reach;
       else high += reach;
     }
+    // An empty view covers no memory, and its data may be null: no offset is
+    // applied to it (a transposed empty array gave first + (-1) * stride, on
+    // a null pointer: undefined, found by the differential tests under UBSan).
+    if (shape.elements() == 0) {
+      layout.first = 0;
+      lowest = first;
+      bytes = 0;
+      return;
+    }
     layout.first = -low;
     lowest = first + low;
-    bytes = shape.elements() == 0 ? 0 : static_cast<std::size_t>(high - low + 1) * sizeof(E);
+    bytes = static_cast<std::size_t>(high - low + 1) * sizeof(E);
   }
 };
 
