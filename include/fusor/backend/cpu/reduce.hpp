@@ -119,10 +119,6 @@ void accumulate_rows(R* out, Ev& ev, index_t* idx, std::size_t outer, index_t r0
 }
 }  // namespace detail
 
-/// Reduces `ev` (shape `in`) into `out`, whose shape `keep` is `in` with the
-/// reduced axes set to 1: what depends only on the shapes is prepared once
-/// per plan (prepare), the loop runs every call (run, after the leaves' data
-/// pointers are bound). `what` names the reduction in error messages.
 /// How many operand elements each output of a reduction to `keep` (the
 /// operand's rank, the reduced axes of length 1) reads.
 inline std::size_t reduced_elements(const dims& keep, const dims& in) {
@@ -133,6 +129,10 @@ inline std::size_t reduced_elements(const dims& keep, const dims& in) {
   return n;
 }
 
+/// Reduces `ev` (shape `in`) into `out`, whose shape `keep` is `in` with the
+/// reduced axes set to 1: what depends only on the shapes is prepared once
+/// per plan (prepare), the loop runs every call (run, after the leaves' data
+/// pointers are bound). `what` names the reduction in error messages.
 template <class Op, class R, class Ev>
 struct reduce_loop {
   dims keep, in;
