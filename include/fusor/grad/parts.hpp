@@ -37,6 +37,11 @@ template <class P>
 inline constexpr bool is_part_v = false;
 template <class E, bool L, bool S>
 inline constexpr bool is_part_v<part<E, L, S>> = true;
+/// Whether a contribution may be larger than its node (not summed yet).
+template <class P>
+inline constexpr bool is_larger_v = false;
+template <class E, bool S>
+inline constexpr bool is_larger_v<part<E, true, S>> = true;
 
 template <bool L, bool S, class E>
 part<E, L, S> make_part(E e) {
@@ -67,7 +72,9 @@ struct may_be_closed<map_node<fn::plus, R, Casts, A, B>>
     : std::bool_constant<may_be_closed<A>::value && may_be_closed<B>::value> {};
 
 /// Two contributions to one node: an exact one makes a smaller one exact too
-/// (unless it may be a closed gate).
+/// (unless it may be a closed gate). Neither may be larger than the node
+/// (grad/reverse.hpp's walker sums a larger one first): sum_to(a + b) would
+/// count b once per element of a's extra axes.
 template <class E1, bool L1, bool S1, class E2, bool L2, bool S2>
 auto add(part<E1, L1, S1> a, part<E2, L2, S2> b) {
   constexpr bool c1 = may_be_closed<E1>::value, c2 = may_be_closed<E2>::value;

@@ -126,6 +126,20 @@ class walker {
 
   bool found() const noexcept { return found_; }
 
+  /// Contributions to the target from several paths, summed. One that may
+  /// be larger than the target (axes or extents the target lacks, not summed
+  /// yet) is summed to the target's shape before it meets another: summed
+  /// after, the other would be counted once per element of those extra axes.
+  /// (Found by the differential tests: the gradient of sum(w * m) + sum(w),
+  /// m of shape (3, 2), counted the second term three times.)
+  template <class... P>
+  auto sum_paths(P... p) {
+    if constexpr ((int(is_part_v<P>) + ... + 0) > 1 && (is_larger_v<P> || ...))
+      return sum_parts(settled(std::move(p))...);
+    else
+      return sum_parts(std::move(p)...);
+  }
+
   /// The target's gradient from node `e`, whose adjoint contribution is `adj`:
   /// none, or a part.
   template <class X, class P>
@@ -144,12 +158,19 @@ class walker {
       return none{};
     } else {
       return [&]<std::size_t... J>(std::index_sequence<J...>) {
-        return sum_parts(from(*sites.at[J], adjoints[J], sites.first[J])...);
+        return sum_paths(from(*sites.at[J], adjoints[J], sites.first[J])...);
       }(std::make_index_sequence<M>{});
     }
   }
 
  private:
+  /// A contribution summed to the target's shape where it may be larger.
+  template <class P>
+  auto settled(P p) const {
+    if constexpr (is_larger_v<P>) return make_part<false, false>(conform(p, target_));
+    else return p;
+  }
+
   template <class X, class P>
   auto from(const X& e, const P& adj, bool first) {
     muted_ = base_muted_ || !first;
@@ -188,7 +209,7 @@ class walker {
   }
   template <class F, class R, class... C, class... A, class P, std::size_t... K>
   auto map_operands(const map_node<F, R, type_list<C...>, A...>& e, const P& adj, std::index_sequence<K...>) {
-    return sum_parts(map_operand<K>(e, adj)...);
+    return sum_paths(map_operand<K>(e, adj)...);
   }
   template <std::size_t K, class F, class R, class... C, class... A, class E, bool L, bool S>
   auto map_operand(const map_node<F, R, type_list<C...>, A...>& e, const part<E, L, S>& adj) {
@@ -305,16 +326,16 @@ class walker {
       auto to_a = [&](auto c) { return make_part<false, false>(as_dtype<value_type_t<A>>(std::move(c))); };
       auto to_b = [&](auto c) { return make_part<false, false>(as_dtype<value_type_t<B>>(std::move(c))); };
       if constexpr (A::rank == 1 && B::rank == 1) {  // a . b
-        return add(back_if(e.lhs(), [&] { return to_a(g * b); }), back_if(e.rhs(), [&] { return to_b(g * a); }));
+        return sum_paths(back_if(e.lhs(), [&] { return to_a(g * b); }), back_if(e.rhs(), [&] { return to_b(g * a); }));
       } else if constexpr (A::rank == 2 && B::rank == 1) {  // (m, k) . (k,) -> (m,)
-        return add(back_if(e.lhs(), [&] { return to_a(reshape_like(g, column_like(ref(e.lhs()))) * b); }),
-                   back_if(e.rhs(), [&] { return to_b(dot(transpose(a), g)); }));
+        return sum_paths(back_if(e.lhs(), [&] { return to_a(reshape_like(g, column_like(ref(e.lhs()))) * b); }),
+                         back_if(e.rhs(), [&] { return to_b(dot(transpose(a), g)); }));
       } else if constexpr (A::rank == 1 && B::rank == 2) {  // (k,) . (k, n) -> (n,)
-        return add(back_if(e.lhs(), [&] { return to_a(dot(b, g)); }),
-                   back_if(e.rhs(), [&] { return to_b(reshape_like(a, column_like(ref(e.rhs()))) * g); }));
+        return sum_paths(back_if(e.lhs(), [&] { return to_a(dot(b, g)); }),
+                         back_if(e.rhs(), [&] { return to_b(reshape_like(a, column_like(ref(e.rhs()))) * g); }));
       } else {  // (m, k) . (k, n) -> (m, n)
-        return add(back_if(e.lhs(), [&] { return to_a(dot(g, transpose(b))); }),
-                   back_if(e.rhs(), [&] { return to_b(dot(transpose(a), g)); }));
+        return sum_paths(back_if(e.lhs(), [&] { return to_a(dot(g, transpose(b))); }),
+                         back_if(e.rhs(), [&] { return to_b(dot(transpose(a), g)); }));
       }
     }
   }
@@ -433,7 +454,7 @@ class walker {
       // gate, so the edge pad's place never enters a graph.
       if (e.join().kind == join_kind::pad_edge) refuse_inside(e, "an edge pad (pad(..., fusor::edge))", true);
       return [&]<std::size_t... K>(std::index_sequence<K...>) {
-        return sum_parts(join_part<K>(e, g)...);
+        return sum_paths(join_part<K>(e, g)...);
       }(std::index_sequence_for<A...>{});
     }
   }
@@ -573,7 +594,7 @@ auto cut_adjoint(const Cost& cost, const Sites& sites, const Seed& seed, std::si
   walker<S, true, Cuts> walk(*site.at[j], site.key[j], !site.first[j]);
   auto from_cost = walk.back(cost, seed);
   return [&]<std::size_t... K>(std::index_sequence<K...>) {
-    return sum_parts(std::move(from_cost), walk.below(detail::get<K>(sites), before)...);
+    return walk.sum_paths(std::move(from_cost), walk.below(detail::get<K>(sites), before)...);
   }(std::index_sequence_for<Before...>{});
 }
 
@@ -615,7 +636,7 @@ auto target_gradient(const Cost& cost, const Sites& sites, const Seed& seed, con
   walker<W, gated, Cuts> walk(leaf, value_key(leaf));
   auto from_cost = walk.back(cost, seed);
   auto total = [&]<std::size_t... K>(std::index_sequence<K...>) {
-    return sum_parts(std::move(from_cost), walk.below(detail::get<K>(sites), detail::get<K>(adjoints))...);
+    return walk.sum_paths(std::move(from_cost), walk.below(detail::get<K>(sites), detail::get<K>(adjoints))...);
   }(std::make_index_sequence<Cuts::size>{});
   if (!walk.found())
     throw value_error("fusor::grad: " + leaf.str() + " does not appear in the cost " + cost.str() +
