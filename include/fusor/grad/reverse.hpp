@@ -167,8 +167,17 @@ class walker {
   /// A contribution summed to the target's shape where it may be larger.
   template <class P>
   auto settled(P p) const {
-    if constexpr (is_larger_v<P>) return make_part<false, false>(conform(p, target_));
+    if constexpr (is_larger_v<P>) return make_part<false, false>(settle(p.e));
     else return p;
+  }
+  /// e summed to the target's shape, inside its gates: a closed gate stays a
+  /// zero that reads nothing (summed outside, it would be a reduction of zeros).
+  template <class E>
+  auto settle(const E& e) const {
+    if constexpr (is_ref_v<E> && may_be_closed<E>::value) return settle(e.target());
+    else if constexpr (is_gate_v<E>) return gated(settle(e.arg()), e.on());
+    else if constexpr (may_be_closed<E>::value) return settle(detail::get<0>(e.args())) + settle(detail::get<1>(e.args()));
+    else return sum_to(e, ref(target_));
   }
 
   template <class X, class P>
