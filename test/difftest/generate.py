@@ -109,6 +109,39 @@ def broadcast(sa, sb):
     return tuple(out)
 
 
+# ---- random streams: fusor's Philox4x32-10 and its keys, in NumPy ------------
+RANDOM_SEED = 20261127
+M64 = (1 << 64) - 1
+
+
+def draw_key(seed, draw):
+    """The key of draw `draw` of a stream of seed `seed` (SplitMix64's finaliser)."""
+    z = (seed + 0x9E3779B97F4A7C15 * (draw + 1)) & M64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+    return z ^ (z >> 31)
+
+
+def philox(key, call, n):
+    """The four 32-bit words of elements 0..n-1 (counter (i, call), 64 bits each)."""
+    m32 = np.uint64(0xFFFFFFFF)
+    i = np.arange(n, dtype=np.uint64)
+    c = [i & m32, i >> np.uint64(32), np.full(n, call & 0xFFFFFFFF, np.uint64), np.full(n, call >> 32, np.uint64)]
+    k0, k1 = key & 0xFFFFFFFF, key >> 32
+    for rnd in range(10):
+        if rnd > 0:
+            k0, k1 = (k0 + 0x9E3779B9) & 0xFFFFFFFF, (k1 + 0xBB67AE85) & 0xFFFFFFFF
+        p0, p1 = np.uint64(0xD2511F53) * c[0], np.uint64(0xCD9E8D57) * c[2]
+        c = [(p1 >> np.uint64(32)) ^ c[1] ^ np.uint64(k0), p1 & m32, (p0 >> np.uint64(32)) ^ c[3] ^ np.uint64(k1),
+             p0 & m32]
+    return c
+
+
+def unit_double(hi, lo):
+    """A double in [0, 1) from 53 bits of two words (exact in NumPy too)."""
+    return (((hi << np.uint64(32)) | lo) >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
+
+
 class Node:
     def __init__(self, dtype, shape, cpp, ev, kind, exact_order=False):
         self.dtype = dtype
@@ -215,7 +248,7 @@ class Program:
             self.vars.append((node, name, dtype, shape))
         for j in range(r.choice([1, 1, 2, 2, 3])):
             dtype = r.choice(('float64', 'float64', 'float32', 'float32', 'int32', 'int64', 'bool'))
-            rank = r.choice([1, 1, 2, 2, 3])
+            rank = r.choice([0] + [1, 1, 2, 2, 3] * 2)  # rank 0: a scalar input
             shape = tuple(1 if r.random() < 0.15 else r.choice(symbols) for _ in range(rank))
             name = 'x%d' % j
             node = Node(dtype, shape, name, lambda ctx, name=name: self.input_value(ctx, name), 'input', True)
@@ -776,12 +809,113 @@ class Program:
             return v, (np.zeros(v.shape) if a.dtype in FLOATS else None)
         return self.add(Node(a.dtype, a.shape, cpp, ev, kind, True))
 
+    # ---- constructors and random draws ----------------------------------
+    def const_shape(self, rank):
+        """A literal shape over the program's fixed symbols (and broadcastable 1s)."""
+        r = self.r
+        shape = tuple(1 if r.random() < 0.15 else r.choice('AB') for _ in range(rank))
+        return shape, '{%s}' % ', '.join(str(d if d == 1 else self.fixed[d]) for d in shape)
+
+    def op_ctor(self):
+        r = self.r
+        kind = r.choice(['arange', 'arange', 'linspace', 'eye', 'full', 'zeros', 'ones'])
+        if kind == 'arange':
+            dtype = r.choice(NUMERIC)
+            sym = r.choice('AB')
+            n = self.fixed[sym]
+            start = r.choice([-3, 0, 2, 7])
+            step = r.choice([1, 2, -1, -3] + ([0.5, -0.25] if dtype in FLOATS else []))
+            stop = start + n * step
+            cpp = 'fusor::arange<%s>(%s, %s, %s)' % (CPP[dtype], start, stop, step)
+            ev_value = lambda: np.arange(start, stop, step, dtype=dtype)
+            shape = (sym,)
+        elif kind == 'linspace':
+            # computed in double and rounded (NumPy and fusor may differ by an
+            # ulp): floats only, so that no truncation to an integer can flip
+            dtype = r.choice(FLOATS)
+            sym = r.choice('AB')
+            n = self.fixed[sym]
+            start, stop = r.choice([(0.0, 1.0), (-2.5, 3.0), (10.0, -1.0), (0.1, 0.7)])
+            cpp = 'fusor::linspace<%s>(%r, %r, %d)' % (CPP[dtype], start, stop, n)
+            shape = (sym,)
+
+            def ev(ctx):
+                v = np.linspace(start, stop, n).astype(dtype)
+                return v, np.full(v.shape, 4 * eps(dtype) * max(abs(start), abs(stop)))
+            return self.add(Node(dtype, shape, cpp, ev, 'linspace'))
+        elif kind == 'eye':
+            dtype = r.choice(DTYPES)
+            rows, cols = r.choice('AB'), r.choice('AB')
+            k = r.choice([0, 0, 1, -1, 2, -3])
+            cpp = 'fusor::eye<%s>(%d, %d, %d)' % (CPP[dtype], self.fixed[rows], self.fixed[cols], k)
+            ev_value = lambda: np.eye(self.fixed[rows], self.fixed[cols], k, dtype=dtype)
+            shape = (rows, cols)
+        else:
+            dtype = r.choice(DTYPES)
+            shape, lit = self.const_shape(r.choice([1, 2, 2, 3]))
+            dims = tuple(1 if d == 1 else self.fixed[d] for d in shape)
+            if kind == 'full':
+                val = True if dtype == 'bool' else (-7 if dtype in INTS else -1.75)
+                vcpp = 'true' if dtype == 'bool' else cpp_number(val, dtype)
+                cpp = 'fusor::full<%s>(%s, %s)' % (CPP[dtype], lit, vcpp)
+            else:
+                val = 0 if kind == 'zeros' else 1
+                cpp = 'fusor::%s<%s>(%s)' % (kind, CPP[dtype], lit)
+            ev_value = lambda: np.full(dims, val, dtype=dtype)
+
+        def ev(ctx):
+            v = ev_value()
+            return v, (np.zeros(v.shape) if dtype in FLOATS else None)
+        return self.add(Node(dtype, shape, cpp, ev, kind, True))
+
+    def op_random(self):
+        """A draw of the program's random stream: element i is Philox(key of
+        the draw, (i, call counter)); the twin computes the same bits."""
+        r = self.r
+        kind = r.choice(['uniform', 'uniform', 'normal', 'bernoulli'])
+        shape, lit = self.const_shape(r.choice([1, 1, 2, 2, 3]))
+        dims = tuple(1 if d == 1 else self.fixed[d] for d in shape)
+        if kind == 'bernoulli':
+            dtype = 'bool'
+            p = r.choice([0.0, 0.3, 0.5, 0.9, 1.0])
+            cpp = 'rng.bernoulli(%r, %s)' % (p, lit)
+        else:
+            dtype = r.choice(FLOATS)
+            a, b = r.choice([(-1.0, 1.0), (0.0, 1.0), (-2.5, 0.5), (2.0, 6.0)] if kind == 'uniform' else
+                            [(0.0, 1.0), (1.5, 0.5), (-2.0, 3.0)])
+            suffix = 'f' if dtype == 'float32' else ''
+            cpp = 'rng.%s<%s>(%s, %r%s, %r%s)' % (kind, CPP[dtype], lit, a, suffix, b, suffix)
+        node = None
+
+        def ev(ctx):
+            n = int(np.prod(dims))
+            w = philox(draw_key(RANDOM_SEED, node.draw), ctx.random_calls, n)
+            if kind == 'bernoulli':
+                return (unit_double(w[0], w[1]) < p).reshape(dims), None
+            if kind == 'uniform':
+                if dtype == 'float32':
+                    u = (w[0] >> np.uint64(8)).astype(np.float64) * 2.0 ** -24
+                else:
+                    u = unit_double(w[0], w[1])
+                v = a + (b - a) * u
+                s = 2 * eps(dtype) * (abs(a) + abs(b - a))  # a product and a sum, maybe fused
+            else:
+                root = np.sqrt(-2.0 * np.log(1.0 - unit_double(w[0], w[1])))
+                z = root * np.cos(6.283185307179586 * unit_double(w[2], w[3]))
+                v = a + b * z
+                s = abs(b) * 16 * eps('float64') * (root + 1) + eps(dtype) * (np.abs(v) + abs(a))
+            s = np.asarray(s, dtype=np.float64)
+            return v.astype(dtype).reshape(dims), np.broadcast_to(s.reshape(dims) if s.ndim else s, dims).copy()
+        node = self.add(Node(dtype, shape, cpp, ev, 'random'))
+        return node
+
     # ---- the program ----------------------------------------------------
     def build(self):
         r = self.r
         self.make_leaves()
         ops = [self.op_arith] * 6 + [self.op_unary] * 3 + [self.op_compare, self.op_logical, self.op_where,
-                                                          self.op_cast, self.op_like] + \
+                                                          self.op_cast, self.op_like, self.op_ctor,
+                                                          self.op_random, self.op_random] + \
               [self.op_reduce] * 3 + [self.op_dot, self.op_view, self.op_view, self.op_take, self.op_join]
         target = r.randrange(3, 11)
         tries = 0
@@ -881,7 +1015,8 @@ class Program:
             errs[name] = np.zeros(values[name].shape) if dtype in FLOATS else None
             store['%s.init.%s' % (prefix, name)] = values[name]
         code = []
-        for call in range(r.randrange(2, 7)):
+        random_calls = 0
+        for call in range(r.randrange(5, 16)):
             lines = []
             # Calls go to f, or from the second on, to its copy over a swapped variable.
             use_copy = self.swap is not None and call > 0 and r.random() < 0.5
@@ -945,6 +1080,7 @@ class Program:
                 a, b = self.swap
                 seen[a], seen[b], seen_errs[a], seen_errs[b] = values[b], values[a], errs[b], errs[a]
             ctx = Context(inputs, seen, rng, seen_errs)
+            ctx.random_calls = random_calls
             if self.given_input:
                 inputs[self.given_input] = seen[self.given_var]
                 ctx.input_errs[self.given_input] = seen_errs[self.given_var]
@@ -980,6 +1116,8 @@ class Program:
                 arg_lines.append('auto a%d = P.array<%s, 1>("%s"); P.argument(a%d, %s);' % (
                     j, CPP[info['dtype']], key, j, 'true' if info['flag'] == 'borrow' else 'false'))
             args = ['a%d' % j for j, info in enumerate(self.inputs) if info['name'] != self.given_input]
+            if error is None:
+                random_calls += 1
             if error is not None:
                 store['%s.c%d.error' % (prefix, call)] = np.ones(1, dtype=np.int8)
                 lines.append('// NumPy refuses: %s' % error)
@@ -1023,9 +1161,18 @@ class Program:
             out.append('  fusor::tensor<%s, %d> %s{"%s"%s};' % (CPP[info['dtype']], rank, info['name'], info['name'],
                                                                pattern))
         used = self.reachable()
+        # Draws are numbered in the order the program makes them (each takes the
+        # stream's next key); the stream's call counter moves with every call
+        # that succeeds.
+        self.draws = 0
         for n in self.nodes:
             if n.kind in ('input', 'var') or id(n) not in used:
                 continue
+            if n.kind == 'random':
+                if self.draws == 0:
+                    out.append('  fusor::random_stream rng(%d, difftest::space);' % RANDOM_SEED)
+                n.draw = self.draws
+                self.draws += 1
             out.append('  auto %s = %s;' % (n.name, n.cpp))
         r = self.r
         # givens: an input read, replaced by a shared variable of its type and symbolic shape.

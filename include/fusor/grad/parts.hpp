@@ -7,7 +7,10 @@
 // shape) commutes with summing over broadcast axes, so a contribution may
 // stay *larger* than its node (axes a broadcast added, not yet summed) or
 // *smaller* (axes it will broadcast along) until a node that needs the exact
-// shape — a dot, a transpose, a reshape, a reduction, or the target itself.
+// shape — a dot, a transpose, a reshape, a reduction, the target itself, or
+// another path's contribution to the same target (two contributions of
+// different shapes cannot be added before they are summed: the narrower one
+// would be counted once per element of the wider one's extra axes).
 // There `conform` sums it to the node's shape (a sum_to reduction, its axes
 // decided from the plan's shapes) — or costs nothing when the contribution is
 // known to be exact already.
