@@ -86,6 +86,21 @@ TEST_CASE("paths of different shapes to one target are each summed to its shape"
   verify_grad(fusor::sum(fusor::tanh(x + b)) + 0.5 * fusor::sum(b * b), b);
 }
 
+// The same rule in a second derivative: grad(cost, w1) reads w1 in several
+// places (the gradient's sum_to reads the dot's shape), so its paths are
+// gated; a gate summed to the target's shape may still be a closed one, a
+// rank-0 zero, and a dot below a cut point must not take it as a matrix
+// (it did, for one commit: "shapes (3, 3) and (1, 1) not aligned").
+TEST_CASE("a Hessian-vector product through a dot of a gated gradient") {
+  auto w0 = fusor::shared(mat(3, 3, -1, 1, 21), "w0");
+  auto w1 = fusor::shared(mat(3, 3, -1, 1, 22), "w1");
+  auto d = fusor::shared(mat(3, 3, -1, 1, 23), "d");
+  const auto cost = fusor::sum(fusor::dot(fusor::maximum(fusor::expm1(fusor::tanh(w0)), w0), w1));
+  const auto g = fusor::grad(cost, w1);
+  grad_check::verify_hessian_vector(g * w1, w1, d);
+  grad_check::verify_hessian_vector(fusor::grad(cost, w0), w0, d);
+}
+
 TEST_CASE("cast, float32 targets and symbolic inputs") {
   auto w = fusor::shared(xt::xtensor<float, 1>{0.5f, -1.0f, 2.0f}, "w");
   const auto cost = fusor::sum(fusor::cast<double>(w) * fusor::cast<double>(w));  // a double cost of a float variable

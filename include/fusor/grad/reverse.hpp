@@ -164,11 +164,18 @@ class walker {
   }
 
  private:
-  /// A contribution summed to the target's shape where it may be larger.
+  /// A contribution summed to the target's shape where it may be larger. It
+  /// stays smaller where it may be a closed gate (a rank-0 zero): a cut
+  /// point's adjoint made of it must still be conformed where a node needs
+  /// the exact shape.
   template <class P>
   auto settled(P p) const {
-    if constexpr (is_larger_v<P>) return make_part<false, false>(settle(p.e));
-    else return p;
+    if constexpr (is_larger_v<P>) {
+      auto e = settle(p.e);
+      return make_part<false, may_be_closed<decltype(e)>::value>(std::move(e));
+    } else {
+      return p;
+    }
   }
   /// e summed to the target's shape, inside its gates: a closed gate stays a
   /// zero that reads nothing (summed outside, it would be a reduction of zeros).
