@@ -164,15 +164,22 @@ class walker {
   }
 
  private:
-  /// A contribution summed to the target's shape where it may be larger. It
-  /// stays smaller where it may be a closed gate (a rank-0 zero): a cut
-  /// point's adjoint made of it must still be conformed where a node needs
-  /// the exact shape.
+  /// A contribution summed to the target's shape where it may be larger.
+  /// Where it may be a closed gate (a rank-0 zero), it is read at the
+  /// target's shape (broadcast_to zeros of it, which reads nothing): exact
+  /// either way, so a cut point's adjoint made of it needs no second sum.
   template <class P>
   auto settled(P p) const {
     if constexpr (is_larger_v<P>) {
       auto e = settle(p.e);
-      return make_part<false, may_be_closed<decltype(e)>::value>(std::move(e));
+      if constexpr (may_be_closed<decltype(e)>::value) {
+        using R = value_type_t<decltype(e)>;
+        auto z = zeros_of<R>(ref(target_));
+        return make_part<false, false>(
+            map_node<fn::broadcast_first, R, type_list<R, R>, decltype(e), decltype(z)>(std::move(e), std::move(z)));
+      } else {
+        return make_part<false, false>(std::move(e));
+      }
     } else {
       return p;
     }
