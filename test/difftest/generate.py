@@ -810,10 +810,16 @@ class Program:
         return self.add(Node(a.dtype, a.shape, cpp, ev, kind, True))
 
     # ---- constructors and random draws ----------------------------------
+    def literal(self, sym):
+        """A fixed symbol as a constructor's extent: a literal 1 is broadcastable
+        in fusor's static type (an update of a variable whose extent is 1 there
+        would change its type, R55), so the generator treats it as a 1."""
+        return 1 if self.fixed[sym] == 1 else sym
+
     def const_shape(self, rank):
         """A literal shape over the program's fixed symbols (and broadcastable 1s)."""
         r = self.r
-        shape = tuple(1 if r.random() < 0.15 else r.choice('AB') for _ in range(rank))
+        shape = tuple(1 if r.random() < 0.15 else self.literal(r.choice('AB')) for _ in range(rank))
         return shape, '{%s}' % ', '.join(str(d if d == 1 else self.fixed[d]) for d in shape)
 
     def op_ctor(self):
@@ -828,7 +834,7 @@ class Program:
             stop = start + n * step
             cpp = 'fusor::arange<%s>(%s, %s, %s)' % (CPP[dtype], start, stop, step)
             ev_value = lambda: np.arange(start, stop, step, dtype=dtype)
-            shape = (sym,)
+            shape = (self.literal(sym),)
         elif kind == 'linspace':
             # computed in double and rounded (NumPy and fusor may differ by an
             # ulp): floats only, so that no truncation to an integer can flip
@@ -837,7 +843,7 @@ class Program:
             n = self.fixed[sym]
             start, stop = r.choice([(0.0, 1.0), (-2.5, 3.0), (10.0, -1.0), (0.1, 0.7)])
             cpp = 'fusor::linspace<%s>(%r, %r, %d)' % (CPP[dtype], start, stop, n)
-            shape = (sym,)
+            shape = (self.literal(sym),)
 
             def ev(ctx):
                 v = np.linspace(start, stop, n).astype(dtype)
@@ -849,7 +855,7 @@ class Program:
             k = r.choice([0, 0, 1, -1, 2, -3])
             cpp = 'fusor::eye<%s>(%d, %d, %d)' % (CPP[dtype], self.fixed[rows], self.fixed[cols], k)
             ev_value = lambda: np.eye(self.fixed[rows], self.fixed[cols], k, dtype=dtype)
-            shape = (rows, cols)
+            shape = (self.literal(rows), self.literal(cols))
         else:
             dtype = r.choice(DTYPES)
             shape, lit = self.const_shape(r.choice([1, 2, 2, 3]))
@@ -1443,19 +1449,31 @@ class GradProgram:
         self.add('float64', shape, 'fusor::pad(%s, {%s}, %s)' % (a.name, widths, tail))
 
     def reachable_vars(self):
+        """The variables the cost differentiates through (a where's condition
+        does not count: a variable read only there does not compile as a
+        target when no other leaf of its type is differentiable), and every
+        node the cost reads."""
         import re
         names = {n.name: n for n in self.nodes}
-        seen, stack, found = set(), [self.root], []
-        while stack:
-            n = stack.pop()
-            if n.name in seen:
-                continue
-            seen.add(n.name)
-            if n.kind == 'var':
-                found.append(n)
-            for tok in re.findall(r'\b[ew]\d+\b', n.cpp):
-                if tok in names and tok != n.name:
-                    stack.append(names[tok])
+
+        def walk(differentiable_only):
+            seen, stack, found = set(), [self.root], []
+            while stack:
+                n = stack.pop()
+                if n.name in seen:
+                    continue
+                seen.add(n.name)
+                if n.kind == 'var':
+                    found.append(n)
+                toks = re.findall(r'\b[ew]\d+\b', n.cpp)
+                if differentiable_only and n.cpp.startswith('fusor::where('):
+                    toks = toks[1:]
+                for tok in toks:
+                    if tok in names and tok != n.name:
+                        stack.append(names[tok])
+            return seen, found
+        seen, _ = walk(False)
+        _, found = walk(True)
         return [v for v in self.vars if v in found], seen
 
     def cpp(self, store, prefix, title, data_file):

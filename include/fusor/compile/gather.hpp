@@ -124,11 +124,13 @@ inline scatter_layout make_scatter_layout(const graph& g, const plan& p, const s
 /// index, the axis and its length, for one outside the axis.
 inline void read_indices(const gather_layout& l, const void* slot, std::vector<std::int64_t>& out) {
   out.resize(l.index_count);
-  // NumPy reads the indices only when the take moves something: with another
-  // axis empty the result is empty and no index is checked
-  // (np.take(np.zeros((0, 3)), [5], axis=1) has shape (0, 1); found by the
-  // differential tests). An empty axis taken from is still an error.
-  if (l.outer.empty() || l.block_elements == 0) {
+  // NumPy's loop checks every index once per element of the axes before the
+  // taken one: with one of those empty it checks none
+  // (np.take(np.zeros((0, 3)), [5], axis=1) has shape (0, 1)); with only axes
+  // after it empty it still checks them all (np.take(np.zeros((3, 0)), [7],
+  // axis=0) raises). Both found by the differential tests. An empty axis
+  // taken from is an error as well.
+  if (l.outer.empty()) {
     std::fill(out.begin(), out.end(), std::int64_t{0});
     return;
   }
