@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A differential-testing campaign: random fusor programs against NumPy.
 
-    campaign.py PROGRAMS [--per-unit 40] [--jobs N] [--first-seed S] [--dir DIR]
+    campaign.py PROGRAMS [--per-unit 40] [--jobs N] [--first-seed S] [--dir DIR] [--compile-limit S]
 
 Generates PROGRAMS programs (generate.py), PER_UNIT to a translation unit,
 compiles the units against fusor's compiled runtime (src/fusor.cpp, built
@@ -23,6 +23,7 @@ import concurrent.futures
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -83,15 +84,29 @@ def prepare(work, cflags):
     return objs
 
 
-def one_unit(seed, per_unit, work, objs, cflags, libs):
+def run_limited(cmd, limit_s):
+    """Runs a compiler with a time limit. A program whose types explode (a
+    second derivative can) is reported and kept, not waited for. The whole
+    process group is killed: the driver's compiler proper (cc1plus, clang
+    -cc1) would outlive the driver alone."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=limit_s)
+        return subprocess.CompletedProcess(cmd, p.returncode, out, err)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        return subprocess.CompletedProcess(cmd, 1, '', 'compile timed out after %d s' % limit_s)
+
+
+def one_unit(seed, per_unit, work, objs, cflags, libs, compile_limit_s):
     name = 'difftest_%d' % seed
     mode = seed % len(MODES)
     t0 = time.time()
     subprocess.run([sys.executable, os.path.join(HERE, 'generate.py'), '--seed', str(seed), '--programs',
                     str(per_unit), '--out', work, '--name', name], check=True)
     src, exe = os.path.join(work, name + '.cpp'), os.path.join(work, name)
-    build = subprocess.run(compile_args(mode, cflags) + [src] + objs[mode] + libs + ['-o', exe],
-                           capture_output=True, text=True)
+    build = run_limited(compile_args(mode, cflags) + [src] + objs[mode] + libs + ['-o', exe], compile_limit_s)
     t1 = time.time()
     result = {'seed': seed, 'mode': mode_name(mode), 'compile_s': t1 - t0, 'programs': 0, 'gradients': 0,
               'calls': 0,
@@ -129,6 +144,8 @@ def main():
     ap.add_argument('--jobs', type=int, default=os.cpu_count() or 2)
     ap.add_argument('--first-seed', type=int, default=int(time.time()) % 1000000 * 1000)
     ap.add_argument('--dir', default=os.path.join(ROOT, 'build-difftest'))
+    ap.add_argument('--compile-limit', type=int, default=900,
+                    help='seconds a unit may compile before it is reported as failed to build (default 900)')
     a = ap.parse_args()
     work = os.path.join(a.dir, 'work')
     failed_dir = os.path.join(a.dir, 'failed')
@@ -144,7 +161,7 @@ def main():
     print('difftest campaign: %d programs in %d units of %d, seeds %d..%d, %d jobs' % (
         units * a.per_unit, units, a.per_unit, seeds[0], seeds[-1], a.jobs), flush=True)
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
-        futures = [pool.submit(one_unit, s, a.per_unit, work, objs, cflags, libs) for s in seeds]
+        futures = [pool.submit(one_unit, s, a.per_unit, work, objs, cflags, libs, a.compile_limit) for s in seeds]
         for fut in concurrent.futures.as_completed(futures):
             r = fut.result()
             for k in totals:
