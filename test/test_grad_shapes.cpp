@@ -72,6 +72,10 @@ TEST_CASE("paths of different shapes to one target are each summed to its shape"
   CHECK(v1(fusor::eval(fusor::grad(fusor::sum(w * m1) + fusor::sum(w), w))) == v1{10, 13});
   // two larger ones of different shapes, (3, 2) and (4, 1, 2): sum(m1, 0) + sum(m2, (0, 1))
   CHECK(v1(fusor::eval(fusor::grad(fusor::sum(w * m1) + fusor::sum(w * m2), w))) == v1{13, 16});
+  // two larger ones whose shapes do not broadcast together, (3, 2) and (5, 2): once a plan error
+  const xt::xtensor<double, 2> M3 = xt::ones<double>({5, 2});
+  auto m3 = fusor::shared(M3, "m3");
+  CHECK(v1(fusor::eval(fusor::grad(fusor::sum(w * m1) + fusor::sum(w * m3), w))) == v1{14, 17});
   // sum(dot(w * m1, w)) = sum_ij m1_ij w_j^2: a larger path through the matrix, an exact one through dot
   CHECK(v1(fusor::eval(fusor::grad(fusor::sum(fusor::dot(w * m1, w)), w))) == v1{9, -18});
   // A bias read by a broadcast add and by weight decay (the two-layer perceptron's pattern):
