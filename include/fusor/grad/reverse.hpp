@@ -190,7 +190,8 @@ class walker {
   auto settle(const E& e) const {
     if constexpr (is_ref_v<E> && may_be_closed<E>::value) return settle(e.target());
     else if constexpr (is_gate_v<E>) return gated(settle(e.arg()), e.on());
-    else if constexpr (may_be_closed<E>::value) return settle(detail::get<0>(e.args())) + settle(detail::get<1>(e.args()));
+    else if constexpr (may_be_closed<E>::value)  // a sum of gates
+      return settle(detail::get<0>(e.args())) + settle(detail::get<1>(e.args()));
     else return sum_to(e, ref(target_));
   }
 
