@@ -817,10 +817,12 @@ class Program:
         return 1 if self.fixed[sym] == 1 else sym
 
     def const_shape(self, rank):
-        """A literal shape over the program's fixed symbols (and broadcastable 1s)."""
+        """A literal shape over the program's fixed symbols (and broadcastable
+        1s): the generator's shape, its C++ spelling, and its extents."""
         r = self.r
         shape = tuple(1 if r.random() < 0.15 else self.literal(r.choice('AB')) for _ in range(rank))
-        return shape, '{%s}' % ', '.join(str(d if d == 1 else self.fixed[d]) for d in shape)
+        dims = tuple(1 if d == 1 else self.fixed[d] for d in shape)
+        return shape, '{%s}' % ', '.join(map(str, dims)), dims
 
     def op_ctor(self):
         r = self.r
@@ -858,8 +860,7 @@ class Program:
             shape = (self.literal(rows), self.literal(cols))
         else:
             dtype = r.choice(DTYPES)
-            shape, lit = self.const_shape(r.choice([1, 2, 2, 3]))
-            dims = tuple(1 if d == 1 else self.fixed[d] for d in shape)
+            shape, lit, dims = self.const_shape(r.choice([1, 2, 2, 3]))
             if kind == 'full':
                 val = True if dtype == 'bool' else (-7 if dtype in INTS else -1.75)
                 vcpp = 'true' if dtype == 'bool' else cpp_number(val, dtype)
@@ -879,8 +880,7 @@ class Program:
         the draw, (i, call counter)); the twin computes the same bits."""
         r = self.r
         kind = r.choice(['uniform', 'uniform', 'normal', 'bernoulli'])
-        shape, lit = self.const_shape(r.choice([1, 1, 2, 2, 3]))
-        dims = tuple(1 if d == 1 else self.fixed[d] for d in shape)
+        shape, lit, dims = self.const_shape(r.choice([1, 1, 2, 2, 3]))
         if kind == 'bernoulli':
             dtype = 'bool'
             p = r.choice([0.0, 0.3, 0.5, 0.9, 1.0])

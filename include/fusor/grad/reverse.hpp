@@ -79,6 +79,13 @@ std::vector<std::uint64_t> value_key(const X& e) {
   return key;
 }
 
+/// g read at like's shape (broadcast against zeros of it, which read nothing).
+template <class R, class G, class L>
+auto read_at_shape_of(G g, const L& like) {
+  auto z = zeros_of<R>(ref(like));
+  return map_node<fn::broadcast_first, R, type_list<R, R>, G, decltype(z)>(std::move(g), std::move(z));
+}
+
 template <class P0>
 auto sum_parts(P0 p0) {
   return p0;
@@ -173,10 +180,7 @@ class walker {
     if constexpr (is_larger_v<P>) {
       auto e = settle(p.e);
       if constexpr (may_be_closed<decltype(e)>::value) {
-        using R = value_type_t<decltype(e)>;
-        auto z = zeros_of<R>(ref(target_));
-        return make_part<false, false>(
-            map_node<fn::broadcast_first, R, type_list<R, R>, decltype(e), decltype(z)>(std::move(e), std::move(z)));
+        return make_part<false, false>(read_at_shape_of<value_type_t<decltype(e)>>(std::move(e), target_));
       } else {
         return make_part<false, false>(std::move(e));
       }
@@ -249,8 +253,7 @@ class walker {
       // shape, broadcasting included, that is summed back below).
       auto g = [&] {
         if constexpr (S && !fills) {
-          auto z = zeros_of<R>(ref(e));
-          return map_node<fn::broadcast_first, R, type_list<R, R>, E, decltype(z)>(adj.e, std::move(z));
+          return read_at_shape_of<R>(adj.e, e);
         } else {
           return adj.e;
         }
