@@ -154,6 +154,9 @@ inline void read_indices(const gather_layout& l, const void* slot, std::vector<s
 /// and in the operand.
 template <class F>
 void for_each_block(const gather_layout& l, const std::vector<std::int64_t>& indices, F&& f) {
+  // An empty block moves nothing (an axis after the taken one is empty; its
+  // indices were still checked), and its buffers may be null.
+  if (l.block_elements == 0) return;
   index_t dst = 0;
   for (index_t outer : l.outer)
     for (std::int64_t k : indices) {
