@@ -1022,7 +1022,7 @@ class Program:
             store['%s.init.%s' % (prefix, name)] = values[name]
         code = []
         random_calls = 0
-        for call in range(r.randrange(5, 16)):
+        for call in range(r.randrange(6, 21)):
             lines = []
             # Calls go to f, or from the second on, to its copy over a swapped variable.
             use_copy = self.swap is not None and call > 0 and r.random() < 0.5
@@ -1476,6 +1476,27 @@ class GradProgram:
         _, found = walk(True)
         return [v for v in self.vars if v in found], seen
 
+    def second_derivative_compiles(self, used):
+        """Whether the cost's second derivative compiles in bounded time. An
+        operation read more than once is a cut point of the gradient, and the
+        gradient of a gradient through one grows with each read: the Hessian-
+        vector product of sum(pow(1.5 + e * e, e)) with e = pad(w, ...) or
+        roll(w, ...) did not finish compiling in 90 s, of sum(e * e * e) took
+        29 s, while with e = w it takes 9 s (see docs/compile-time.md). So a
+        second derivative is checked only where no operation the cost reads
+        is read twice, and the cost reads at most five operations (a dot and
+        an operation whose derivative is a quotient or a power count two)."""
+        import re
+        ops = [n for n in self.nodes if n.kind == 'op' and n.name in used]
+        reads = {}
+        for n in ops:
+            for tok in re.findall(r'\be\d+\b', n.cpp):
+                reads[tok] = reads.get(tok, 0) + 1
+        if any(k > 1 for k in reads.values()):
+            return False
+        heavy = ('fusor::dot(', ' / (', 'fusor::pow(', 'fusor::log(', 'fusor::sqrt(', 'fusor::tan(')
+        return sum(2 if any(h in n.cpp for h in heavy) else 1 for n in ops) <= 5
+
     def cpp(self, store, prefix, title, data_file):
         self.build(store, prefix)
         wrt, used = self.reachable_vars()
@@ -1499,7 +1520,7 @@ class GradProgram:
             out.append('  } catch (const fusor::error& e) {')
             out.append('    P.disconnected(e.what());')
             out.append('  }')
-        if self.r.random() < 0.3:
+        if self.r.random() < 0.3 and self.second_derivative_compiles(used):
             v = self.r.choice(wrt)
             store['%s.init.d' % prefix] = self.rng.uniform(-1, 1, [self.fixed[d] for d in v.shape])
             out.append('  auto d = fusor::shared(P.array<double, %d>("init.d"), "d");' % v.rank)
