@@ -1044,6 +1044,7 @@ class Program:
                     lines.append('{ auto& lent = P.hold(%s); %s.set_value(lent, fusor::borrow); P.check_lent(%s, lent); }'
                                  % (load, name, name))
             args, arg_lines, inputs = [], [], {}
+            arg_errs = {}  # an argument that is a variable's buffer holds fusor's values, not NumPy's
             bad = r.random() < 0.06
             for j, info in enumerate(self.inputs):
                 a = 'a%d' % j
@@ -1061,10 +1062,14 @@ class Program:
                 if mode == 'alias' and same:
                     k = same[0]
                     inputs[info['name']] = inputs['x%d' % k]
+                    if 'x%d' % k in arg_errs:
+                        arg_errs[info['name']] = arg_errs['x%d' % k]
                     arg_lines.append('auto& %s = a%d;' % (a, k))
                 elif mode == 'var' and vars_same:
                     v = r.choice(vars_same)
                     inputs[info['name']] = values[v[1]]
+                    if errs[v[1]] is not None:
+                        arg_errs[info['name']] = errs[v[1]]
                     arg_lines.append('auto %s = %s.get_value(fusor::borrow);' % (a, v[1]))
                 elif mode == 'transposed' and len(shape) == 2:
                     base = random_values(rng, info['dtype'], shape[::-1], r.random() < 0.5)
@@ -1087,6 +1092,7 @@ class Program:
                 seen[a], seen[b], seen_errs[a], seen_errs[b] = values[b], values[a], errs[b], errs[a]
             ctx = Context(inputs, seen, rng, seen_errs)
             ctx.random_calls = random_calls
+            ctx.input_errs.update(arg_errs)
             if self.given_input:
                 inputs[self.given_input] = seen[self.given_var]
                 ctx.input_errs[self.given_input] = seen_errs[self.given_var]
