@@ -372,3 +372,60 @@ TEST_CASE("a dot or reduction used several times in one evaluation is computed o
   auto two = fusor::eval(fusor::dot(x, w) + fusor::dot(x, u), x = xv, w = wv, u = xt::xtensor<double, 1>{1, 1});
   CHECK(two == xt::xtensor<double, 1>{2, 6, 10});
 }
+
+TEST_CASE("an element has one value wherever a loop computes it: as a batch, in a row's tail, or in a scalar kernel") {
+  // A math function's element 0 of a 17-element array is computed in the
+  // vector body (17 exceeds every vector width); alone, as a one-element
+  // array, in the scalar tail. They must agree to the bit: comparisons and
+  // the gradient of max rely on it.
+  fusor::vector<double> v{"v"};
+  fusor::vector<float> f{"f"};
+  xt::xtensor<double, 1> dv = xt::linspace<double>(-3.0, 3.0, 17);
+  xt::xtensor<float, 1> fv = xt::linspace<float>(-3.0f, 3.0f, 17);
+  auto same = [](double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); };
+  for (int k = 0; k < 200; ++k) {
+    const double x = -2.5 + 0.0251 * k;  // positive and negative, away from log's domain edge for k > 100
+    dv(0) = x;
+    fv(0) = static_cast<float>(x);
+    auto check = [&](const char* name, auto body, auto tail) {
+      INFO(std::string(name) << " at " << x);
+      CHECK(same(static_cast<double>(body(0)), static_cast<double>(tail(0))));
+    };
+    const auto dv0 = xt::xtensor<double, 1>(xt::view(dv, xt::range(0, 1)));
+    const auto fv0 = xt::xtensor<float, 1>(xt::view(fv, xt::range(0, 1)));
+    check("sin", fusor::eval(fusor::sin(v), v = dv), fusor::eval(fusor::sin(v), v = dv0));
+    check("cos", fusor::eval(fusor::cos(v), v = dv), fusor::eval(fusor::cos(v), v = dv0));
+    check("tan", fusor::eval(fusor::tan(v), v = dv), fusor::eval(fusor::tan(v), v = dv0));
+    check("exp", fusor::eval(fusor::exp(v), v = dv), fusor::eval(fusor::exp(v), v = dv0));
+    check("expm1", fusor::eval(fusor::expm1(v), v = dv), fusor::eval(fusor::expm1(v), v = dv0));
+    check("log", fusor::eval(fusor::log(v), v = dv), fusor::eval(fusor::log(v), v = dv0));
+    check("log1p", fusor::eval(fusor::log1p(v), v = dv), fusor::eval(fusor::log1p(v), v = dv0));
+    check("tanh", fusor::eval(fusor::tanh(v), v = dv), fusor::eval(fusor::tanh(v), v = dv0));
+    check("sigmoid", fusor::eval(fusor::sigmoid(v), v = dv), fusor::eval(fusor::sigmoid(v), v = dv0));
+    check("softplus", fusor::eval(fusor::softplus(v), v = dv), fusor::eval(fusor::softplus(v), v = dv0));
+    check("float sin", fusor::eval(fusor::sin(f), f = fv), fusor::eval(fusor::sin(f), f = fv0));
+    check("float exp", fusor::eval(fusor::exp(f), f = fv), fusor::eval(fusor::exp(f), f = fv0));
+  }
+}
+
+TEST_CASE("x == max(x) finds the maximum of a computed x, and the gradient of max is one-hot (found by the differential tests)") {
+  // The reduction computes sin(w * w) in batches; the comparison, whose bool
+  // result does not vectorise, computed it with the C library's sin: a last-
+  // bit difference left no element equal to the maximum, and the gradient of
+  // max (where(x == max(x), 1 / count, 0)) divided by a count of zero.
+  auto w = fusor::shared(xt::xtensor<double, 1>(xt::zeros<double>({19})), "w");
+  auto x = fusor::sin(w * w);
+  auto g = fusor::grad(fusor::max(x), w);
+  for (int k = 0; k < 100; ++k) {
+    xt::xtensor<double, 1> wv = xt::zeros<double>({19});
+    for (std::size_t i = 0; i < 19; ++i) wv(i) = 0.5 * std::sin(0.7 * static_cast<double>(k * 19 + i) + 0.3);
+    wv(5) = 1.0 + 0.001 * k;  // the maximum of sin(w * w), in the vector body on every instruction set
+    w.set_value(wv);
+    INFO("k = " << k);
+    CHECK(fusor::eval(fusor::sum(fusor::cast<std::int64_t>(x == fusor::max(x)))) == 1);
+    const xt::xtensor<double, 1> gv = fusor::eval(g);
+    xt::xtensor<double, 1> expected = xt::zeros<double>({19});
+    expected(5) = std::cos(wv(5) * wv(5)) * 2 * wv(5);
+    CHECK(xt::allclose(gv, expected, 1e-12, 1e-14));
+  }
+}

@@ -362,7 +362,9 @@ class Program:
                 elif op == 'pow':
                     sc = clean(np.abs(fy * np.power(fx, fy - 1)) * sa) + clean(np.abs(fv * np.log(np.abs(fx))) * sb) + 2 * e
                 else:
-                    sc = np.where(fv == fx, sa + 0 * sb, sb + 0 * sa)
+                    # The bound of the side chosen (np.where broadcasts; `sa + 0 * sb` made an
+                    # infinite bound on the other side NaN, which clean() turns into 0).
+                    sc = np.where(fv == fx, sa, sb)
                 return v.astype(out), clean(sc)
 
         return self.add(Node(out, shape, spell(), ev, 'binary'))
@@ -434,7 +436,7 @@ class Program:
             v = np.where(cv, x, y)
             if dt not in FLOATS:
                 return v, None
-            return v, clean(np.where(cv, sa, sb) + 0 * v.astype(np.float64))
+            return v, clean(np.broadcast_to(np.where(cv, sa, sb), v.shape))
         return self.add(Node(dt, shape, 'fusor::where(%s, %s, %s)' % (c.name, a.name, b.name), ev, 'where',
                              a.exact_order and b.exact_order))
 

@@ -186,6 +186,26 @@ inline constexpr bool is_comparison_v =
     std::is_same_v<F, fn::equal> || std::is_same_v<F, fn::not_equal> || std::is_same_v<F, fn::less> ||
     std::is_same_v<F, fn::less_equal> || std::is_same_v<F, fn::greater> || std::is_same_v<F, fn::greater_equal>;
 
+/// The operations whose batch form is xsimd's algorithm rather than the C
+/// library's: sin and std::sin may differ in the last bit. A fused loop
+/// computes most elements as batches and the rest (a row's tail, a kernel
+/// that does not vectorise, such as a comparison's bool result) as scalars,
+/// so each element's value would depend on where it fell: `x == max(x)` with
+/// x = sin(w * w) found no maximum when the reduction and the comparison
+/// computed it on different paths, and the gradient of max divided by that
+/// count of zero (found by the differential tests). The scalars of these
+/// operations are therefore computed by the batch algorithm too (one batch,
+/// its first lane): every element of a float type gets one value, wherever
+/// it is computed on the host. (pow's batch form calls the C library lane by
+/// lane: fn::power says why; sqrt and the arithmetic are correctly rounded
+/// either way.)
+template <class F>
+inline constexpr bool batch_algorithm_v =
+    std::is_same_v<F, fn::sin_op> || std::is_same_v<F, fn::cos_op> || std::is_same_v<F, fn::tan_op> ||
+    std::is_same_v<F, fn::exp_op> || std::is_same_v<F, fn::expm1_op> || std::is_same_v<F, fn::log_op> ||
+    std::is_same_v<F, fn::log1p_op> || std::is_same_v<F, fn::tanh_op> || std::is_same_v<F, fn::sigmoid> ||
+    std::is_same_v<F, fn::softplus>;
+
 /// Whether a child evaluates, vectorised, to batches of T.
 template <class C, class T>
 inline constexpr bool batches_of_v =
@@ -263,7 +283,11 @@ struct map_eval<F, R, type_list<Casts...>, Children...> {
   R scalar(index_t i) const noexcept {
     using C = std::tuple<Casts...>;  // named for its elements' types only
     if constexpr (sizeof...(Children) == 1) {
-      return static_cast<R>(F{}(convert_element<std::tuple_element_t<0, C>>(child<0>().scalar(i))));
+      using T = std::tuple_element_t<0, C>;
+      if constexpr (batch_algorithm_v<F> && simd_element<T>)
+        return static_cast<R>(F{}(batch<T>(convert_element<T>(child<0>().scalar(i)))).get(0));
+      else
+        return static_cast<R>(F{}(convert_element<T>(child<0>().scalar(i))));
     } else if constexpr (sizeof...(Children) == 2) {
       return static_cast<R>(
           F{}(convert_element<std::tuple_element_t<0, C>>(child<0>().scalar(i)), convert_element<std::tuple_element_t<1, C>>(child<1>().scalar(i))));
