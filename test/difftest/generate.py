@@ -25,6 +25,7 @@ an infinity the same infinity; integers and bools are exact.
 import argparse
 import os
 import random
+import re
 import sys
 
 import numpy as np
@@ -1239,7 +1240,6 @@ class Program:
             if id(n) in seen:
                 continue
             seen.add(id(n))
-            import re
             for tok in re.findall(r'\b[evx]\d+s?\b', n.cpp):
                 if tok in names:
                     stack.append(names[tok])
@@ -1456,12 +1456,17 @@ class GradProgram:
         tail = 'fusor::edge' if kind == 'pad_edge' else '0.25'
         self.add('float64', shape, 'fusor::pad(%s, {%s}, %s)' % (a.name, widths, tail))
 
+    @staticmethod
+    def read_names(n):
+        """The operations (e<k>) and variables (w<k>) that n's C++ reads, in
+        order, each as often as it is read."""
+        return re.findall(r'\b[ew]\d+\b', n.cpp)
+
     def reachable_vars(self):
         """The variables the cost differentiates through (a where's condition
         does not count: a variable read only there does not compile as a
         target when no other leaf of its type is differentiable), and every
         node the cost reads."""
-        import re
         names = {n.name: n for n in self.nodes}
 
         def walk(differentiable_only):
@@ -1473,7 +1478,7 @@ class GradProgram:
                 seen.add(n.name)
                 if n.kind == 'var':
                     found.append(n)
-                toks = re.findall(r'\b[ew]\d+\b', n.cpp)
+                toks = self.read_names(n)
                 if differentiable_only and n.cpp.startswith('fusor::where('):
                     toks = toks[1:]
                 for tok in toks:
@@ -1494,12 +1499,12 @@ class GradProgram:
         second derivative is checked only where no operation the cost reads
         is read twice, and the cost reads at most five operations (a dot and
         an operation whose derivative is a quotient or a power count two)."""
-        import re
         ops = [n for n in self.nodes if n.kind == 'op' and n.name in used]
         reads = {}
         for n in ops:
-            for tok in re.findall(r'\be\d+\b', n.cpp):
-                reads[tok] = reads.get(tok, 0) + 1
+            for tok in self.read_names(n):
+                if tok.startswith('e'):  # an operation, not a variable
+                    reads[tok] = reads.get(tok, 0) + 1
         if any(k > 1 for k in reads.values()):
             return False
         heavy = ('fusor::dot(', ' / (', 'fusor::pow(', 'fusor::log(', 'fusor::sqrt(', 'fusor::tan(')
