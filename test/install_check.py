@@ -17,8 +17,11 @@ def run(cmd, **kw):
 def main(source_root):
     with tempfile.TemporaryDirectory(prefix="fusor-install-") as tmp:
         prefix = os.path.join(tmp, "prefix")
+        # Without debug information (meson's default buildtype adds -g): what
+        # is checked is that the installed files are found and link, and -g
+        # made this, the longest test of the suite, a quarter slower.
         run(["meson", "setup", os.path.join(tmp, "lib"), source_root, "--prefix", prefix,
-             "-Dtests=false", "-Dexamples=false", "-Dbenchmarks=disabled", "-Dgpu=disabled"],
+             "-Dtests=false", "-Dexamples=false", "-Dbenchmarks=disabled", "-Dgpu=disabled", "-Ddebug=false"],
             stdout=subprocess.DEVNULL)
         run(["meson", "install", "-C", os.path.join(tmp, "lib")], stdout=subprocess.DEVNULL)
         pcs = glob.glob(os.path.join(prefix, "**", "fusor.pc"), recursive=True)
@@ -28,7 +31,7 @@ def main(source_root):
             return 1
         env = dict(os.environ, PKG_CONFIG_PATH=os.path.dirname(pcs[0]))
         consumer = os.path.join(tmp, "consumer")
-        run(["meson", "setup", consumer, os.path.join(source_root, "test", "consumer")], env=env,
+        run(["meson", "setup", consumer, os.path.join(source_root, "test", "consumer"), "-Ddebug=false"], env=env,
             stdout=subprocess.DEVNULL)
         run(["meson", "compile", "-C", consumer], env=env, stdout=subprocess.DEVNULL)
         run([os.path.join(consumer, "consumer")])
