@@ -84,6 +84,30 @@ void accumulate_row_strided(R* out, const Ev& ev, std::size_t n, index_t step) {
   for (; i < n; ++i) out[at(i)] = Op::combine(out[at(i)], element_at<Op, R>(ev, i));
 }
 
+/// K batches of the row from element i, rows r0..r1 of the axis just outside
+/// it (idx[outer - 1]) accumulated in registers, then combined into `out`.
+/// The batches are a loop the compiler unrolls when it optimises (the pragma:
+/// K accumulators in registers, as written out by hand); unoptimised, as the
+/// sanitizer and debug builds compile it, it is one load of the evaluator
+/// instead of K inlined copies of the whole fused tree.
+template <class Op, class R, class Mode, std::size_t K, class Ev>
+void accumulate_block(R* out, Ev& ev, index_t* idx, std::size_t outer, index_t r0, index_t r1, std::size_t i) {
+  constexpr std::size_t w = batch<R>::size;
+  std::array<batch<R>, K> acc;
+#pragma GCC unroll 8
+  for (std::size_t k = 0; k < K; ++k) acc[k] = batch<R>(Op::template identity<R>());
+  for (index_t r = r0; r < r1; ++r) {
+    idx[outer - 1] = r;
+    ev.set_outer(idx, outer);
+#pragma GCC unroll 8
+    for (std::size_t k = 0; k < K; ++k)
+      acc[k] = Op::combine(acc[k], Op::element(ev.template load<Mode>(static_cast<index_t>(i + k * w))));
+  }
+#pragma GCC unroll 8
+  for (std::size_t k = 0; k < K; ++k)
+    Op::combine(batch<R>::load_unaligned(out + i + k * w), acc[k]).store_unaligned(out + i + k * w);
+}
+
 /// Rows r0..r1 of the axis just outside the row (idx[outer - 1]), all
 /// accumulated into the one row `out`: the accumulators stay in registers
 /// across the rows, a block of K batches of the row at a time, and `out` is
@@ -93,23 +117,9 @@ void accumulate_row_strided(R* out, const Ev& ev, std::size_t n, index_t step) {
 template <class Op, class R, class Mode, class Ev>
 void accumulate_rows(R* out, Ev& ev, index_t* idx, std::size_t outer, index_t r0, index_t r1, std::size_t n) {
   constexpr std::size_t w = batch<R>::size, K = 8;
-  using block = std::array<batch<R>, K>;
-  auto rows = [&](std::size_t i, auto width) {
-    constexpr std::size_t k_count = decltype(width)::value;
-    block acc;
-    [&]<std::size_t... k>(std::index_sequence<k...>) {
-      ((acc[k] = batch<R>(Op::template identity<R>())), ...);
-      for (index_t r = r0; r < r1; ++r) {
-        idx[outer - 1] = r;
-        ev.set_outer(idx, outer);
-        ((acc[k] = Op::combine(acc[k], Op::element(ev.template load<Mode>(static_cast<index_t>(i + k * w))))), ...);
-      }
-      ((Op::combine(batch<R>::load_unaligned(out + i + k * w), acc[k]).store_unaligned(out + i + k * w)), ...);
-    }(std::make_index_sequence<k_count>{});
-  };
   std::size_t i = 0;
-  for (; i + K * w <= n; i += K * w) rows(i, std::integral_constant<std::size_t, K>{});
-  for (; i + w <= n; i += w) rows(i, std::integral_constant<std::size_t, 1>{});
+  for (; i + K * w <= n; i += K * w) accumulate_block<Op, R, Mode, K>(out, ev, idx, outer, r0, r1, i);
+  for (; i + w <= n; i += w) accumulate_block<Op, R, Mode, 1>(out, ev, idx, outer, r0, r1, i);
   if (i < n)
     for (index_t r = r0; r < r1; ++r) {
       idx[outer - 1] = r;
