@@ -88,10 +88,48 @@ inline B saturating(const B& x, double bound, F f) {
   inline B NAME(const B& x) {                                                      \
     return saturating(x, BOUND, [](const B& v) { return FN(v); });                 \
   }
-FUSOR_SATURATING(exp_of, exp, 1000)
-FUSOR_SATURATING(expm1_of, expm1, 1000)
+FUSOR_SATURATING(exp_saturating, exp, 1000)
+FUSOR_SATURATING(expm1_saturating, expm1, 1000)
 FUSOR_SATURATING(tanh_of, tanh, 40)
 #undef FUSOR_SATURATING
+
+// The top of exp's range. xsimd's exp scales by 2^round(x / log 2), and that
+// power overflows from x = 127.5 log 2 (float, 88.376) and 1023.5 log 2
+// (double, 709.437), where exp(x) is still finite up to log of the largest
+// number (88.723 and 709.783): exp(88.46f) was inf where it is 2.62e38 (found
+// by the differential tests; the C library and NumPy compute it). Above a
+// point a little below that, exp(x) is computed as exp(x / 2) squared (x / 2
+// is exact; the square has about twice exp's rounding error, a few ulps), and
+// expm1(x) is the same number (exp(x) > 2^127: the 1 is below its last bit).
+template <class B>
+inline B exp_top(const B& x, const B& below) {
+  using T = typename B::value_type;
+  const B top(std::is_same_v<T, float> ? T(88.37f) : T(709.43));
+  const auto large = top < x;  // false for NaN
+  if (!any(large)) return below;  // xsimd::any, by argument-dependent lookup
+  const B half = exp_saturating(select(large, x * B(T(0.5)), B(T(0))));
+  return select(large, half * half, below);
+}
+template <class T>
+  requires std::is_arithmetic_v<T>
+FUSOR_INLINE T exp_of(const T& x) {
+  return exp(x);
+}
+template <class B>
+  requires(!std::is_arithmetic_v<B>)
+inline B exp_of(const B& x) {
+  return exp_top(x, exp_saturating(x));
+}
+template <class T>
+  requires std::is_arithmetic_v<T>
+FUSOR_INLINE T expm1_of(const T& x) {
+  return expm1(x);
+}
+template <class B>
+  requires(!std::is_arithmetic_v<B>)
+inline B expm1_of(const B& x) {
+  return exp_top(x, expm1_saturating(x));
+}
 
 // A call operator written once, declared for scalars (host and device) and
 // for batches (host): see FUSOR_SCALAR_HD in core/config.hpp.
