@@ -88,10 +88,7 @@ inline B saturating(const B& x, double bound, F f) {
   inline B NAME(const B& x) {                                                      \
     return saturating(x, BOUND, [](const B& v) { return FN(v); });                 \
   }
-FUSOR_SATURATING(exp_saturating, exp, 1000)
-FUSOR_SATURATING(expm1_saturating, expm1, 1000)
 FUSOR_SATURATING(tanh_of, tanh, 40)
-#undef FUSOR_SATURATING
 
 // The top of exp's range. xsimd's exp scales by 2^round(x / log 2), and that
 // power overflows from x = 127.5 log 2 (float, 88.376) and 1023.5 log 2
@@ -107,29 +104,25 @@ inline B exp_top(const B& x, const B& below) {
   const B top(std::is_same_v<T, float> ? T(88.37f) : T(709.43));
   const auto large = top < x;  // false for NaN
   if (!any(large)) return below;  // xsimd::any, by argument-dependent lookup
-  const B half = exp_saturating(select(large, x * B(T(0.5)), B(T(0))));
+  const B half = saturating(select(large, x * B(T(0.5)), B(T(0))), 1000, [](const B& v) { return exp(v); });
   return select(large, half * half, below);
 }
-template <class T>
-  requires std::is_arithmetic_v<T>
-FUSOR_INLINE T exp_of(const T& x) {
-  return exp(x);
-}
-template <class B>
-  requires(!std::is_arithmetic_v<B>)
-inline B exp_of(const B& x) {
-  return exp_top(x, exp_saturating(x));
-}
-template <class T>
-  requires std::is_arithmetic_v<T>
-FUSOR_INLINE T expm1_of(const T& x) {
-  return expm1(x);
-}
-template <class B>
-  requires(!std::is_arithmetic_v<B>)
-inline B expm1_of(const B& x) {
-  return exp_top(x, expm1_saturating(x));
-}
+// exp_of and expm1_of: saturating as above, and exp_top over the top of the range.
+#define FUSOR_EXP_RANGE(NAME, FN) FUSOR_SATURATING(NAME##_below_top, FN, 1000) \
+  template <class T>                                                             \
+    requires std::is_arithmetic_v<T>                                             \
+  FUSOR_INLINE T NAME(const T& x) {                                              \
+    return FN(x);                                                                \
+  }                                                                              \
+  template <class B>                                                             \
+    requires(!std::is_arithmetic_v<B>)                                           \
+  inline B NAME(const B& x) {                                                    \
+    return exp_top(x, NAME##_below_top(x));                                      \
+  }
+FUSOR_EXP_RANGE(exp_of, exp)
+FUSOR_EXP_RANGE(expm1_of, expm1)
+#undef FUSOR_EXP_RANGE
+#undef FUSOR_SATURATING
 
 // A call operator written once, declared for scalars (host and device) and
 // for batches (host): see FUSOR_SCALAR_HD in core/config.hpp.
