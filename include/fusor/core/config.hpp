@@ -19,6 +19,17 @@
 #endif
 #define FUSOR_INLINE FUSOR_HD inline
 
+// Unroll the next loop by 8 when optimising (a block of batches kept in
+// registers, as written out by hand) and leave it a loop when not. g++ and
+// clang read `GCC unroll`; nvcc's front end, which also parses host code in
+// .cu units, does not know it and warns, so there it is left to the host
+// compiler's own choice.
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define FUSOR_UNROLL_8
+#else
+#define FUSOR_UNROLL_8 _Pragma("GCC unroll 8")
+#endif
+
 // Functors and reduction rules are called with arithmetic scalars (the scalar
 // loops, CUDA kernels) and with SIMD batches (the host's vector loops). nvcc
 // compiles device code for every instance of a __host__ __device__ template,

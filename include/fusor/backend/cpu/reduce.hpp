@@ -86,7 +86,7 @@ void accumulate_row_strided(R* out, const Ev& ev, std::size_t n, index_t step) {
 
 /// K batches of the row from element i, rows r0..r1 of the axis just outside
 /// it (idx[outer - 1]) accumulated in registers, then combined into `out`.
-/// The batches are a loop the compiler unrolls when it optimises (the pragma:
+/// The batches are a loop the compiler unrolls when it optimises (FUSOR_UNROLL_8:
 /// K accumulators in registers, as written out by hand); unoptimised, as the
 /// sanitizer and debug builds compile it, it is one load of the evaluator
 /// instead of K inlined copies of the whole fused tree.
@@ -94,16 +94,16 @@ template <class Op, class R, class Mode, std::size_t K, class Ev>
 void accumulate_block(R* out, Ev& ev, index_t* idx, std::size_t outer, index_t r0, index_t r1, std::size_t i) {
   constexpr std::size_t w = batch<R>::size;
   std::array<batch<R>, K> acc;
-#pragma GCC unroll 8
+FUSOR_UNROLL_8
   for (std::size_t k = 0; k < K; ++k) acc[k] = batch<R>(Op::template identity<R>());
   for (index_t r = r0; r < r1; ++r) {
     idx[outer - 1] = r;
     ev.set_outer(idx, outer);
-#pragma GCC unroll 8
+FUSOR_UNROLL_8
     for (std::size_t k = 0; k < K; ++k)
       acc[k] = Op::combine(acc[k], Op::element(ev.template load<Mode>(static_cast<index_t>(i + k * w))));
   }
-#pragma GCC unroll 8
+FUSOR_UNROLL_8
   for (std::size_t k = 0; k < K; ++k)
     Op::combine(batch<R>::load_unaligned(out + i + k * w), acc[k]).store_unaligned(out + i + k * w);
 }
