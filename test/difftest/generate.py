@@ -1547,7 +1547,7 @@ class GradProgram:
         return '\n'.join(out)
 
 
-def generate(seed, count, out_dir, name):
+def generate(seed, count, out_dir, name, ext='cpp'):
     rng = np.random.default_rng(seed)
     store = {}
     data_file = os.path.abspath(os.path.join(out_dir, name + '.npz'))
@@ -1571,7 +1571,7 @@ def generate(seed, count, out_dir, name):
             '#include <cstdint>', '#include <tuple>', '', '#include <xtensor/xmanipulation.hpp>', '',
             '#include "harness.hpp"', '#include "verify_grad.hpp"', '', 'namespace {', 'const char* const difftest_data = "%s";' %
             data_file.replace('\\', '/'), '}  // namespace', '']
-    with open(os.path.join(out_dir, name + '.cpp'), 'w') as f:
+    with open(os.path.join(out_dir, name + '.' + ext), 'w') as f:
         f.write('\n'.join(head) + '\n' + '\n\n'.join(cases) + '\n')
     np.savez(os.path.join(out_dir, name + '.npz'), **store)
 
@@ -1582,9 +1582,10 @@ def main():
     ap.add_argument('--programs', type=int, default=10)
     ap.add_argument('--out', required=True)
     ap.add_argument('--name', default=None)
+    ap.add_argument('--ext', default='cpp', help="the unit's extension: cu for nvcc (the GPU suite)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    generate(a.seed, a.programs, a.out, a.name or 'difftest_%d' % a.seed)
+    generate(a.seed, a.programs, a.out, a.name or 'difftest_%d' % a.seed, a.ext)
 
 
 if __name__ == '__main__':

@@ -45,12 +45,16 @@
 #include <fusor/device.hpp>
 #include <fusor/memory/emulated_device.hpp>
 #endif
+#ifdef DIFFTEST_REAL_DEVICE
+#include <fusor/cuda.hpp>
+#endif
 
 namespace difftest {
 
 // The same generated programs run with their shared variables on the host,
 // or, built with DIFFTEST_DEVICE, on an emulated device (the device backend's
-// plans and kernels, checked against the same NumPy values).
+// plans and kernels, checked against the same NumPy values); with
+// DIFFTEST_REAL_DEVICE too, compiled by nvcc for the GPU suite, on a real one.
 #ifdef DIFFTEST_DEVICE
 inline constexpr fusor::memory_space space = fusor::cuda(0);
 #else
@@ -427,7 +431,7 @@ class program {
     }
   }
 
-#ifdef DIFFTEST_DEVICE
+#if defined(DIFFTEST_DEVICE) && !defined(DIFFTEST_REAL_DEVICE)
   fusor::emulated_devices emulation_{fusor::emulation_options{.devices = 1}};
 #endif
   const std::map<std::string, fusor::npy_data>& all_;
