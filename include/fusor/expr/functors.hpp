@@ -77,7 +77,9 @@ inline B saturating(const B& x, double bound, F f) {
   }
 }
 
-#define FUSOR_SATURATING(NAME, FN, BOUND)                                          \
+// A math function for scalars (the C library's FN, host and device) and for
+// batches (BATCH, an expression of the batch x of type B).
+#define FUSOR_MATH_FUNCTION(NAME, FN, BATCH)                                        \
   template <class T>                                                               \
     requires std::is_arithmetic_v<T>                                               \
   FUSOR_INLINE T NAME(const T& x) {                                                \
@@ -86,9 +88,10 @@ inline B saturating(const B& x, double bound, F f) {
   template <class B>                                                               \
     requires(!std::is_arithmetic_v<B>)                                             \
   inline B NAME(const B& x) {                                                      \
-    return saturating(x, BOUND, [](const B& v) { return FN(v); });                 \
+    return BATCH;                                                                  \
   }
-FUSOR_SATURATING(tanh_of, tanh, 40)
+#define FUSOR_SATURATING(FN, BOUND) saturating(x, BOUND, [](const B& v) { return FN(v); })
+FUSOR_MATH_FUNCTION(tanh_of, tanh, FUSOR_SATURATING(tanh, 40))
 
 // The top of exp's range. xsimd's exp scales by 2^round(x / log 2), and that
 // power overflows from x = 127.5 log 2 (float, 88.376) and 1023.5 log 2
@@ -108,21 +111,10 @@ inline B exp_top(const B& x, const B& below) {
   return select(large, half * half, below);
 }
 // exp_of and expm1_of: saturating as above, and exp_top over the top of the range.
-#define FUSOR_EXP_RANGE(NAME, FN) FUSOR_SATURATING(NAME##_below_top, FN, 1000) \
-  template <class T>                                                             \
-    requires std::is_arithmetic_v<T>                                             \
-  FUSOR_INLINE T NAME(const T& x) {                                              \
-    return FN(x);                                                                \
-  }                                                                              \
-  template <class B>                                                             \
-    requires(!std::is_arithmetic_v<B>)                                           \
-  inline B NAME(const B& x) {                                                    \
-    return exp_top(x, NAME##_below_top(x));                                      \
-  }
-FUSOR_EXP_RANGE(exp_of, exp)
-FUSOR_EXP_RANGE(expm1_of, expm1)
-#undef FUSOR_EXP_RANGE
+FUSOR_MATH_FUNCTION(exp_of, exp, exp_top(x, FUSOR_SATURATING(exp, 1000)))
+FUSOR_MATH_FUNCTION(expm1_of, expm1, exp_top(x, FUSOR_SATURATING(expm1, 1000)))
 #undef FUSOR_SATURATING
+#undef FUSOR_MATH_FUNCTION
 
 // A call operator written once, declared for scalars (host and device) and
 // for batches (host): see FUSOR_SCALAR_HD in core/config.hpp.
