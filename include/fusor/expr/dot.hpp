@@ -23,6 +23,16 @@ class dot_node : public expression_base {
   dot_node(A a, B b) : a_(std::move(a)), b_(std::move(b)) {}
   const A& lhs() const noexcept { return a_; }
   const B& rhs() const noexcept { return b_; }
+
+  // The node protocol (expr/node.hpp): both operands read from memory (by BLAS).
+  static constexpr bool holds = true;
+  using operand_types = detail::tlist<A, B>;
+  static constexpr unsigned from_memory = 0b11;
+  auto held() const noexcept { return detail::held(a_, b_); }
+  template <class HA, class HB>
+  auto remake(HA a, HB b) const {
+    return dot_node<HA, HB>(std::move(a), std::move(b));
+  }
   std::string str() const { return detail::dot_text(a_.str(), b_.str()); }
 
  private:

@@ -65,6 +65,15 @@ class map_node<F, R, type_list<Casts...>, Args...> : public expression_base {
 
   const detail::operand_tuple<Args...>& args() const noexcept { return args_; }
 
+  // The node protocol (expr/node.hpp): its operands, fused.
+  static constexpr bool holds = true;
+  using operand_types = detail::tlist<Args...>;
+  const detail::operand_tuple<Args...>& held() const noexcept { return args_; }
+  template <class... H>
+  auto remake(H... h) const {
+    return map_node<F, R, type_list<Casts...>, H...>(std::move(h)...);
+  }
+
   /// Which operands are written in parentheses (infix ones): bit k for
   /// operand k. A number, read as a value: an array here was a variable of
   /// the program, one per node type, and a sanitizer's build describes each
@@ -102,6 +111,15 @@ class cast_node : public expression_base {
   static constexpr int rank = A::rank;
   explicit cast_node(A a) : arg_(std::move(a)) {}
   const A& arg() const noexcept { return arg_; }
+
+  // The node protocol (expr/node.hpp).
+  static constexpr bool holds = true;
+  using operand_types = detail::tlist<A>;
+  auto held() const noexcept { return detail::held(arg_); }
+  template <class H>
+  auto remake(H h) const {
+    return cast_node<T, H>(std::move(h));
+  }
   std::string str() const { return detail::cast_text(name(dtype_of<T>), arg_.str()); }
 
  private:

@@ -25,6 +25,7 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "fusor/core/apply.hpp"
 #include "fusor/core/config.hpp"
@@ -101,6 +102,17 @@ class join_node : public expression_base {
   join_node(const join_params& p, A... parts) : parts_(std::move(parts)...), params_(p) {}
   const detail::operand_tuple<A...>& args() const noexcept { return parts_; }
   const join_params& join() const noexcept { return params_; }
+
+  // The node protocol (expr/node.hpp): its parts, each moved from memory.
+  static constexpr bool holds = true;
+  using operand_types = detail::tlist<A...>;
+  static constexpr unsigned from_memory = (1u << sizeof...(A)) - 1;
+  const detail::operand_tuple<A...>& held() const noexcept { return parts_; }
+  template <class... H>
+  auto remake(H... h) const {
+    return join_node<N, H...>(params_, std::move(h)...);
+  }
+  void append_params(std::vector<std::uint64_t>& key) const { params_.append_key(key); }
 
   std::string str() const {
     std::string parts;

@@ -204,6 +204,11 @@ class constant<E> : public expression_base {
   E value_;
 };
 
+template <class X>
+inline constexpr bool is_basic_shared_leaf_v = false;
+template <auto Tag>
+inline constexpr bool is_basic_shared_leaf_v<basic_shared_leaf<Tag>> = true;
+
 template <class T>
 inline constexpr bool is_constant_v = false;
 template <element E>

@@ -11,18 +11,56 @@
 //   using value_type = E;                 // NumPy's result dtype, as a C++ type
 //   static constexpr int rank = N;        // or fusor::dynamic_rank
 //   std::string str() const;              // "(2 * x) + exp(W)"
-//   template <class F> void for_each_leaf(F&&) const;  (through children())
+//
+// The node protocol. A node that holds sub-expressions also declares what the
+// generic walks need to know about it, so that each walk is written once
+// (expr/visit.hpp: its leaves; expr/key.hpp: its key; expr/substitute.hpp:
+// swapping variables; expr/operands.hpp: its operand types; rewrite/stable.hpp:
+// rebuilding it over rewritten operands; the device units' kernel walk):
+//   auto held() const noexcept;           // its sub-expressions (detail::held), in a fixed
+//                                         // order: the value operands first, then those
+//                                         // read only for their shape (or as indices)
+//   using operand_types = detail::tlist<A...>;  // the value operands' types: what its
+//                                         // value is computed from, what a gradient flows
+//                                         // through and the rewrites look into
+//   static constexpr unsigned from_memory;  // bit k: held k is read from memory (a
+//                                         // compound one is materialised first), not fused
+//   template <class... H> auto remake(H... held) const;  // the same node, parameters and
+//                                         // all, over other sub-expressions
+//   void append_params(std::vector<std::uint64_t>& key) const;  // its run-time parameters
+//                                         // (axes, extents, a view's items), where it has any
+// Leaves hold nothing and declare none of it (expression_base's defaults).
 #pragma once
 
 #include <concepts>
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "fusor/core/config.hpp"
 #include "fusor/core/detect.hpp"
 #include "fusor/core/dtype.hpp"
+#include "fusor/core/operand_tuple.hpp"
 
 namespace fusor {
+
+namespace detail {
+/// A list of types (a node's operand types, the walks over them).
+template <class... T>
+struct tlist {
+  static constexpr std::size_t size = sizeof...(T);
+};
+
+/// What a node's held() returns: references to its sub-expressions, in order.
+template <class... T>
+using held_t = operand_tuple<const T&...>;
+template <class... T>
+FUSOR_INLINE held_t<T...> held(const T&... x) noexcept {
+  return held_t<T...>(x...);
+}
+}  // namespace detail
 
 /// Base of every expression node; only a tag, so that operators and concepts
 /// recognise nodes without instantiating them.
@@ -32,6 +70,11 @@ struct expression_base {
   // written infix (`a + b`) or a NumPy-weak scalar constant declares its own.
   static constexpr bool infix = false;
   static constexpr bool weak = false;
+  // A leaf's side of the node protocol (above): it holds nothing.
+  using operand_types = detail::tlist<>;
+  static constexpr unsigned from_memory = 0;
+  static constexpr bool holds = false;  ///< whether the node has held()
+  static void append_params(std::vector<std::uint64_t>&) noexcept {}  // no run-time parameters
 };
 
 template <class T>

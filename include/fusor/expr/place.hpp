@@ -17,10 +17,12 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "fusor/expr/join.hpp"
 #include "fusor/expr/node.hpp"
@@ -68,6 +70,18 @@ class place_node : public expression_base {
   const like_type& like() const noexcept { return detail::selected_from<K>(forward()); }
   /// Whether the adjoint is added (take: indices may repeat), not written.
   static constexpr bool accumulates = detail::has<detail::member::indices, forward_type>;
+
+  // The node protocol (expr/node.hpp): g read from memory; the forward
+  // selection for its parameters, its operands' shapes and a take's indices.
+  static constexpr bool holds = true;
+  using operand_types = detail::tlist<G>;
+  static constexpr unsigned from_memory = 1;
+  auto held() const noexcept { return detail::held(arg_, forward_); }
+  template <class H, class HF>
+  auto remake(H g, HF forward) const {
+    return place_node<H, HF, K>(std::move(g), std::move(forward));
+  }
+  void append_params(std::vector<std::uint64_t>& key) const { key.push_back(K); }
 
   /// Which part of a join it places (-1: not a join's).
   static constexpr int join_part = detail::has<detail::member::join, forward_type> ? static_cast<int>(K) : -1;

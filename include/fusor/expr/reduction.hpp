@@ -11,6 +11,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "fusor/expr/functors.hpp"
 #include "fusor/expr/leaves.hpp"
@@ -194,6 +195,19 @@ class reduce_node : public expression_base {
   /// The axes as given (axis_count() of them): to build another reduction over the same axes.
   const std::array<int, max_rank>& axes() const noexcept { return axes_; }
   bool keeps_dims() const noexcept { return keepdims_; }
+
+  // The node protocol (expr/node.hpp): its operand, fused into the reduction.
+  static constexpr bool holds = true;
+  using operand_types = detail::tlist<A>;
+  auto held() const noexcept { return detail::held(arg_); }
+  template <class H>
+  auto remake(H h) const {
+    return reduce_node<Op, H, Rank>(std::move(h), axes_, naxes_, keepdims_);
+  }
+  void append_params(std::vector<std::uint64_t>& key) const {
+    key.push_back(static_cast<std::uint64_t>(naxes_) | (keepdims_ ? 1ull << 32 : 0));
+    for (int i = 0; i < naxes_; ++i) key.push_back(static_cast<std::uint64_t>(static_cast<std::int64_t>(axis(i))));
+  }
 
   std::string str() const { return detail::reduce_text(Op::name, arg_.str(), naxes_, axes_.data(), keepdims_); }
 

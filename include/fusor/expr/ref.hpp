@@ -67,6 +67,15 @@ class ref_node : public expression_base {
   /// a node: a reference is transparent to them).
   const X& target() const noexcept { return *target_; }
   const X& arg() const noexcept { return *target_; }
+
+  // The node protocol (expr/node.hpp): its target, as if written in its place.
+  static constexpr bool holds = true;
+  using operand_types = detail::tlist<X>;
+  auto held() const noexcept { return detail::held(*target_); }
+  template <class H>
+  auto remake(H h) const {
+    return ref_node<H>(std::move(h));
+  }
   std::string str() const { return target_->str(); }
 
  private:

@@ -15,8 +15,10 @@
 // arguments and the shared variables alone.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "fusor/expr/leaves.hpp"
 #include "fusor/expr/node.hpp"
@@ -37,6 +39,15 @@ class sum_to_node : public expression_base {
   sum_to_node(G g, Like like) : arg_(std::move(g)), like_(std::move(like)) {}
   const G& arg() const noexcept { return arg_; }
   const Like& like() const noexcept { return like_; }
+
+  // The node protocol (expr/node.hpp): g fused into the sum; like for its shape.
+  static constexpr bool holds = true;
+  using operand_types = detail::tlist<G>;
+  auto held() const noexcept { return detail::held(arg_, like_); }
+  template <class H, class HL>
+  auto remake(H g, HL like) const {
+    return sum_to_node<H, HL>(std::move(g), std::move(like));
+  }
   std::string str() const { return detail::sum_to_text(arg_.str(), like_.str()); }
 
  private:
@@ -54,6 +65,16 @@ class reshape_like_node : public expression_base {
   reshape_like_node(G g, Like like) : arg_(std::move(g)), like_(std::move(like)) {}
   const G& arg() const noexcept { return arg_; }
   const Like& like() const noexcept { return like_; }
+
+  // The node protocol (expr/node.hpp): g in memory; like for its shape.
+  static constexpr bool holds = true;
+  using operand_types = detail::tlist<G>;
+  static constexpr unsigned from_memory = 1;
+  auto held() const noexcept { return detail::held(arg_, like_); }
+  template <class H, class HL>
+  auto remake(H g, HL like) const {
+    return reshape_like_node<H, HL>(std::move(g), std::move(like));
+  }
   std::string str() const { return detail::reshape_like_text(arg_.str(), like_.str()); }
 
  private:
@@ -72,6 +93,14 @@ class size_ratio_node : public expression_base {
   size_ratio_node(Num num, Den den) : num_(std::move(num)), den_(std::move(den)) {}
   const Num& numerator() const noexcept { return num_; }
   const Den& denominator() const noexcept { return den_; }
+
+  // The node protocol (expr/node.hpp): both read for their shapes only.
+  static constexpr bool holds = true;
+  auto held() const noexcept { return detail::held(num_, den_); }
+  template <class HN, class HD>
+  auto remake(HN num, HD den) const {
+    return size_ratio_node<T, HN, HD>(std::move(num), std::move(den));
+  }
   std::string str() const { return detail::size_ratio_text(num_.str(), den_.str()); }
 
  private:
@@ -89,6 +118,14 @@ class zeros_of_node : public expression_base {
 
   explicit zeros_of_node(Like like) : like_(std::move(like)) {}
   const Like& like() const noexcept { return like_; }
+
+  // The node protocol (expr/node.hpp): like read for its shape only.
+  static constexpr bool holds = true;
+  auto held() const noexcept { return detail::held(like_); }
+  template <class HL>
+  auto remake(HL like) const {
+    return zeros_of_node<T, HL>(std::move(like));
+  }
   std::string str() const { return detail::zeros_of_text(like_.str()); }
 
  private:
@@ -107,12 +144,28 @@ class gate_node : public expression_base {
   gate_node(C c, bool on) : arg_(std::move(c)), on_(on) {}
   const C& arg() const noexcept { return arg_; }
   bool on() const noexcept { return on_; }
+
+  // The node protocol (expr/node.hpp). A closed gate holds c but reads none
+  // of it: the walks that follow values (leaves, keys) stop at it.
+  static constexpr bool holds = true;
+  using operand_types = detail::tlist<C>;
+  auto held() const noexcept { return detail::held(arg_); }
+  template <class H>
+  auto remake(H h) const {
+    return gate_node<H>(std::move(h), on_);
+  }
+  void append_params(std::vector<std::uint64_t>& key) const { key.push_back(on_ ? 1 : 0); }
   std::string str() const { return detail::gate_text(on_, on_ ? arg_.str() : std::string()); }
 
  private:
   C arg_;
   bool on_;
 };
+
+template <class E>
+inline constexpr bool is_gate_v = false;
+template <class C>
+inline constexpr bool is_gate_v<gate_node<C>> = true;
 
 // The builders, used by fusor::grad (grad/); not part of the public names.
 namespace detail {

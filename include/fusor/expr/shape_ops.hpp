@@ -5,7 +5,9 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "fusor/core/config.hpp"
 #include "fusor/expr/leaves.hpp"
@@ -30,6 +32,20 @@ class transpose_node : public expression_base {
   int count() const noexcept { return count_; }
   int perm(int i) const noexcept { return perm_[static_cast<std::size_t>(i)]; }
 
+  // The node protocol (expr/node.hpp): a strided view of its operand, in memory.
+  static constexpr bool holds = true;
+  using operand_types = detail::tlist<A>;
+  static constexpr unsigned from_memory = 1;
+  auto held() const noexcept { return detail::held(arg_); }
+  template <class H>
+  auto remake(H h) const {
+    return transpose_node<H>(std::move(h), perm_, count_);
+  }
+  void append_params(std::vector<std::uint64_t>& key) const {
+    key.push_back(static_cast<std::uint64_t>(count_));
+    for (int i = 0; i < count_; ++i) key.push_back(static_cast<std::uint64_t>(static_cast<std::int64_t>(perm(i))));
+  }
+
   std::string str() const { return detail::transpose_text(arg_.str(), count_, perm_.data()); }
 
  private:
@@ -48,6 +64,19 @@ class reshape_node : public expression_base {
   reshape_node(A arg, std::array<index_t, max_rank> shape) : arg_(std::move(arg)), shape_(shape) {}
   const A& arg() const noexcept { return arg_; }
   index_t extent(int i) const noexcept { return shape_[static_cast<std::size_t>(i)]; }
+
+  // The node protocol (expr/node.hpp): its operand, in memory.
+  static constexpr bool holds = true;
+  using operand_types = detail::tlist<A>;
+  static constexpr unsigned from_memory = 1;
+  auto held() const noexcept { return detail::held(arg_); }
+  template <class H>
+  auto remake(H h) const {
+    return reshape_node<H, N>(std::move(h), shape_);
+  }
+  void append_params(std::vector<std::uint64_t>& key) const {
+    for (int i = 0; i < N; ++i) key.push_back(static_cast<std::uint64_t>(extent(i)));
+  }
 
   std::string str() const { return detail::shaped_text("reshape", arg_.str(), N, shape_.data()); }
 
@@ -100,6 +129,21 @@ class diagonal_node : public expression_base {
   index_t offset() const noexcept { return offset_; }
   int axis1() const noexcept { return axis1_; }
   int axis2() const noexcept { return axis2_; }
+
+  // The node protocol (expr/node.hpp): a strided view of its operand, in memory.
+  static constexpr bool holds = true;
+  using operand_types = detail::tlist<A>;
+  static constexpr unsigned from_memory = 1;
+  auto held() const noexcept { return detail::held(arg_); }
+  template <class H>
+  auto remake(H h) const {
+    return diagonal_node<H>(std::move(h), offset_, axis1_, axis2_);
+  }
+  void append_params(std::vector<std::uint64_t>& key) const {
+    key.push_back(static_cast<std::uint64_t>(offset_));
+    key.push_back(static_cast<std::uint64_t>(axis1_));
+    key.push_back(static_cast<std::uint64_t>(axis2_));
+  }
   std::string str() const { return detail::diagonal_text(arg_.str(), offset_, axis1_, axis2_); }
 
  private:
@@ -132,6 +176,20 @@ class specify_node : public expression_base {
   int count() const noexcept { return count_; }
   index_t extent(int i) const noexcept { return shape_[static_cast<std::size_t>(i)]; }
   std::string str() const { return detail::shaped_text("specify_shape", arg_.str(), count_, shape_.data()); }
+
+  // The node protocol (expr/node.hpp): its operand, in memory (checked, then read as it is).
+  static constexpr bool holds = true;
+  using operand_types = detail::tlist<A>;
+  static constexpr unsigned from_memory = 1;
+  auto held() const noexcept { return detail::held(arg_); }
+  template <class H>
+  auto remake(H h) const {
+    return specify_node<H>(std::move(h), shape_, count_);
+  }
+  void append_params(std::vector<std::uint64_t>& key) const {
+    key.push_back(static_cast<std::uint64_t>(count_));
+    for (int i = 0; i < count_; ++i) key.push_back(static_cast<std::uint64_t>(extent(i)));
+  }
 
  private:
   A arg_;

@@ -12,9 +12,11 @@
 // what reads the result fuses as usual.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "fusor/core/config.hpp"
 #include "fusor/expr/leaves.hpp"
@@ -33,6 +35,17 @@ class take_node : public expression_base {
   const A& arg() const noexcept { return arg_; }
   const I& indices() const noexcept { return indices_; }
   int axis() const noexcept { return axis_; }
+
+  // The node protocol (expr/node.hpp): both gathered from memory.
+  static constexpr bool holds = true;
+  using operand_types = detail::tlist<A, I>;
+  static constexpr unsigned from_memory = 0b11;
+  auto held() const noexcept { return detail::held(arg_, indices_); }
+  template <class HA, class HI>
+  auto remake(HA a, HI i) const {
+    return take_node<HA, HI, N>(std::move(a), std::move(i), axis_);
+  }
+  void append_params(std::vector<std::uint64_t>& key) const { key.push_back(static_cast<std::uint64_t>(axis_)); }
   std::string str() const { return detail::take_text(arg_.str(), indices_.str(), axis_); }
 
  private:

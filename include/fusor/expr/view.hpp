@@ -177,6 +177,17 @@ class view_node : public expression_base {
   const view_spec& spec() const noexcept { return spec_; }
   int slice_count() const noexcept { return spec_.count; }
 
+  // The node protocol (expr/node.hpp): a strided view of its operand, in memory.
+  static constexpr bool holds = true;
+  using operand_types = detail::tlist<A>;
+  static constexpr unsigned from_memory = 1;
+  auto held() const noexcept { return detail::held(arg_); }
+  template <class H>
+  auto remake(H h) const {
+    return view_node<H, N>(std::move(h), spec_);
+  }
+  void append_params(std::vector<std::uint64_t>& key) const { spec_.append_key(key); }
+
   std::string str() const { return detail::view_text(arg_.str(), spec_.str()); }
 
  private:

@@ -25,102 +25,20 @@
 
 namespace fusor {
 
-/// Calls f(leaf) for every leaf (input, shared_leaf, constant) of `e`.
-template <class F, class T, int N>
-void visit_leaves(const input<T, N>& e, F&& f) {
-  f(e);
-}
-template <class F, auto Tag>
-void visit_leaves(const basic_shared_leaf<Tag>& e, F&& f) {
-  f(e);
-}
-template <class F, element E>
-void visit_leaves(const constant<E>& e, F&& f) {
-  f(e);
-}
-template <class F, int N>
-void visit_leaves(const iota_node<N>& e, F&& f) {
-  f(e);
-}
-template <class F, class Fn, class R, class Casts, class... A>
-void visit_leaves(const map_node<Fn, R, Casts, A...>& e, F&& f) {
-  [&]<std::size_t... K>(std::index_sequence<K...>) { (visit_leaves(detail::get<K>(e.args()), f), ...); }(
-      std::index_sequence_for<A...>{});
-}
-template <class F, element T, class A>
-void visit_leaves(const cast_node<T, A>& e, F&& f) {
-  visit_leaves(e.arg(), f);
-}
-template <class F, class Op, class A, int R>
-void visit_leaves(const reduce_node<Op, A, R>& e, F&& f) {
-  visit_leaves(e.arg(), f);
-}
-template <class F, class A>
-void visit_leaves(const transpose_node<A>& e, F&& f) {
-  visit_leaves(e.arg(), f);
-}
-template <class F, class A, int N>
-void visit_leaves(const reshape_node<A, N>& e, F&& f) {
-  visit_leaves(e.arg(), f);
-}
-template <class F, class A, class I, int N>
-void visit_leaves(const take_node<A, I, N>& e, F&& f) {
-  visit_leaves(e.arg(), f);
-  visit_leaves(e.indices(), f);
-}
-template <class F, int N, class... A>
-void visit_leaves(const join_node<N, A...>& e, F&& f) {
-  [&]<std::size_t... K>(std::index_sequence<K...>) { (visit_leaves(detail::get<K>(e.args()), f), ...); }(
-      std::index_sequence_for<A...>{});
-}
-template <class F, class A>
-void visit_leaves(const specify_node<A>& e, F&& f) {
-  visit_leaves(e.arg(), f);
-}
-template <class F, class A>
-void visit_leaves(const diagonal_node<A>& e, F&& f) {
-  visit_leaves(e.arg(), f);
-}
-template <class F, class A, int N>
-void visit_leaves(const view_node<A, N>& e, F&& f) {
-  visit_leaves(e.arg(), f);
-}
-template <class F, class G, class L>
-void visit_leaves(const sum_to_node<G, L>& e, F&& f) {
-  visit_leaves(e.arg(), f);
-  visit_leaves(e.like(), f);
-}
-template <class F, class G, class L>
-void visit_leaves(const reshape_like_node<G, L>& e, F&& f) {
-  visit_leaves(e.arg(), f);
-  visit_leaves(e.like(), f);
-}
-template <class F, element T, class N, class D>
-void visit_leaves(const size_ratio_node<T, N, D>& e, F&& f) {
-  visit_leaves(e.numerator(), f);
-  visit_leaves(e.denominator(), f);
-}
-template <class F, class X>
-void visit_leaves(const ref_node<X>& e, F&& f) {
-  visit_leaves(e.target(), f);
-}
-template <class F, element T, class L>
-void visit_leaves(const zeros_of_node<T, L>& e, F&& f) {
-  visit_leaves(e.like(), f);
-}
-template <class F, class G, class Fw, std::size_t K>
-void visit_leaves(const place_node<G, Fw, K>& e, F&& f) {
-  visit_leaves(e.arg(), f);
-  visit_leaves(e.forward(), f);  // read for its shapes (and a take's indices)
-}
-template <class F, class C>
-void visit_leaves(const gate_node<C>& e, F&& f) {
-  if (e.on()) visit_leaves(e.arg(), f);
-}
-template <class F, class A, class B>
-void visit_leaves(const dot_node<A, B>& e, F&& f) {
-  visit_leaves(e.lhs(), f);
-  visit_leaves(e.rhs(), f);
+/// Calls f(leaf) for every leaf (input, shared_leaf, constant, iota) of `e`,
+/// in the order the node protocol holds them (expr/node.hpp); nothing below a
+/// closed gate.
+template <class X, class F>
+void visit_leaves(const X& e, F&& f) {
+  if constexpr (!X::holds) {
+    f(e);
+  } else if constexpr (is_gate_v<X>) {
+    if (e.on()) visit_leaves(e.arg(), f);
+  } else {
+    const auto& held = e.held();
+    [&]<std::size_t... K>(std::index_sequence<K...>) { (visit_leaves(detail::get<K>(held), f), ...); }(
+        detail::indices_of<decltype(held)>);
+  }
 }
 
 /// Identities of the shared variables an expression reads.

@@ -73,10 +73,6 @@ struct may_be_closed<ref_node<X>> : may_be_closed<X> {};
 template <class R, class Casts, class A, class B>
 struct may_be_closed<map_node<fn::plus, R, Casts, A, B>>
     : std::bool_constant<may_be_closed<A>::value && may_be_closed<B>::value> {};
-template <class E>
-inline constexpr bool is_gate_v = false;
-template <class C>
-inline constexpr bool is_gate_v<gate_node<C>> = true;
 
 /// Two contributions to one node: an exact one makes a smaller one exact too
 /// (unless it may be a closed gate). Neither may be larger than the node

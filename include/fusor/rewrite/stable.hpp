@@ -90,93 +90,26 @@ auto rebuild_map(const map_node<F, R, type_list<C...>, A...>& e) {
         stabilize(detail::get<K>(e.args()))...);
   }(std::index_sequence_for<A...>{});
 }
+/// A held sub-expression, stabilized when it is a value operand (the node
+/// protocol lists those first, expr/node.hpp); one read for its shape only, as
+/// it is.
+template <bool Operand, class H>
+auto stabilized_if(const H& h) {
+  if constexpr (Operand) return stabilize(h);
+  else return h;
+}
+/// Any other node: remade over its stabilized operands.
 template <class X>
 auto rebuild_other(const X& e) {
-  return e;  // leaves, and nodes handled below
-}
-template <element T, class A>
-auto rebuild_other(const cast_node<T, A>& e) {
-  auto a = stabilize(e.arg());
-  return cast_node<T, decltype(a)>(std::move(a));
-}
-template <class Op, class A, int R>
-auto rebuild_other(const reduce_node<Op, A, R>& e) {
-  auto a = stabilize(e.arg());
-  return reduce_node<Op, decltype(a), R>(std::move(a), e.axes(), e.axis_count(), e.keeps_dims());
-}
-template <class A, class B>
-auto rebuild_other(const dot_node<A, B>& e) {
-  auto a = stabilize(e.lhs());
-  auto b = stabilize(e.rhs());
-  return dot_node<decltype(a), decltype(b)>(std::move(a), std::move(b));
-}
-template <class A>
-auto rebuild_other(const transpose_node<A>& e) {
-  auto a = stabilize(e.arg());
-  std::array<int, max_rank> perm{};
-  for (int i = 0; i < e.count(); ++i) perm[static_cast<std::size_t>(i)] = e.perm(i);
-  return transpose_node<decltype(a)>(std::move(a), perm, e.count());
-}
-template <class A, int N>
-auto rebuild_other(const reshape_node<A, N>& e) {
-  auto a = stabilize(e.arg());
-  std::array<index_t, max_rank> s{};
-  for (int i = 0; i < N; ++i) s[static_cast<std::size_t>(i)] = e.extent(i);
-  return reshape_node<decltype(a), N>(std::move(a), s);
-}
-template <class A, int N>
-auto rebuild_other(const view_node<A, N>& e) {
-  auto a = stabilize(e.arg());
-  return view_node<decltype(a), N>(std::move(a), e.spec());
-}
-template <class A>
-auto rebuild_other(const diagonal_node<A>& e) {
-  auto a = stabilize(e.arg());
-  return diagonal_node<decltype(a)>(std::move(a), e.offset(), e.axis1(), e.axis2());
-}
-template <class A>
-auto rebuild_other(const specify_node<A>& e) {
-  auto a = stabilize(e.arg());
-  std::array<index_t, max_rank> s{};
-  for (int i = 0; i < e.count(); ++i) s[static_cast<std::size_t>(i)] = e.extent(i);
-  return specify_node<decltype(a)>(std::move(a), s, e.count());
-}
-template <class A, class I, int N>
-auto rebuild_other(const take_node<A, I, N>& e) {
-  auto a = stabilize(e.arg());
-  return take_node<decltype(a), I, N>(std::move(a), e.indices(), e.axis());
-}
-template <int N, class... A>
-auto rebuild_other(const join_node<N, A...>& e) {
-  return [&]<std::size_t... K>(std::index_sequence<K...>) {
-    return join_node<N, decltype(stabilize(detail::get<K>(e.args())))...>(e.join(),
-                                                                         stabilize(detail::get<K>(e.args()))...);
-  }(std::index_sequence_for<A...>{});
-}
-template <class G, class L>
-auto rebuild_other(const sum_to_node<G, L>& e) {
-  auto g = stabilize(e.arg());
-  return sum_to_node<decltype(g), L>(std::move(g), e.like());
-}
-template <class G, class L>
-auto rebuild_other(const reshape_like_node<G, L>& e) {
-  auto g = stabilize(e.arg());
-  return reshape_like_node<decltype(g), L>(std::move(g), e.like());
-}
-template <class X>
-auto rebuild_other(const ref_node<X>& e) {
-  auto x = stabilize(e.target());
-  return ref_node<decltype(x)>(std::move(x));
-}
-template <class G, class F, std::size_t K>
-auto rebuild_other(const place_node<G, F, K>& e) {
-  auto g = stabilize(e.arg());
-  return place_node<decltype(g), F, K>(std::move(g), e.forward_held());
-}
-template <class C>
-auto rebuild_other(const gate_node<C>& e) {
-  auto c = stabilize(e.arg());
-  return gate_node<decltype(c)>(std::move(c), e.on());
+  if constexpr (X::operand_types::size == 0) {
+    return e;  // leaves, and the nodes that read only shapes
+  } else {
+    constexpr std::size_t operands = X::operand_types::size;
+    const auto& held = e.held();
+    return [&]<std::size_t... K>(std::index_sequence<K...>) {
+      return e.remake(stabilized_if<(K < operands)>(detail::get<K>(held))...);
+    }(detail::indices_of<decltype(held)>);
+  }
 }
 
 template <class X>

@@ -53,100 +53,25 @@ struct kernel_walk {
     }
   }
 
+  /// What X holds (expr/node.hpp): a sub-expression read from memory is
+  /// computed into memory first; one fused into X is walked as X's node. A
+  /// dot's operand of another dtype is read through a cast, as the graph
+  /// builder adds it (compile/graph.hpp).
   template <class X>
   struct children {
-    static void walk() {}  // leaves: inputs, shared variables, constants, iota
-  };
-  template <class F, class R, class Casts, class... A>
-  struct children<map_node<F, R, Casts, A...>> {
-    static void walk() { (node<A>(), ...); }
-  };
-  template <element T, class A>
-  struct children<cast_node<T, A>> {
-    static void walk() { node<A>(); }
-  };
-  template <class Op, class A, int Rank>
-  struct children<reduce_node<Op, A, Rank>> {
-    static void walk() { node<A>(); }
-  };
-  template <class A, class B>
-  struct children<dot_node<A, B>> {
-    template <class O>
-    static void operand() {
-      using V = typename dot_node<A, B>::value_type;
-      if constexpr (std::is_same_v<value_type_t<O>, V>) root<O>();
-      else root<cast_node<V, O>>();
+    template <bool FromMemory, class H>
+    static void held() {
+      if constexpr (!FromMemory) node<H>();
+      else if constexpr (!is_dot_v<X> || std::is_same_v<value_type_t<H>, value_type_t<X>>) root<H>();
+      else root<cast_node<value_type_t<X>, H>>();
     }
     static void walk() {
-      operand<A>();
-      operand<B>();
-    }
-  };
-  template <class A>
-  struct children<transpose_node<A>> {
-    static void walk() { root<A>(); }
-  };
-  template <class A, int N>
-  struct children<reshape_node<A, N>> {
-    static void walk() { root<A>(); }
-  };
-  template <class A, int N>
-  struct children<view_node<A, N>> {
-    static void walk() { root<A>(); }
-  };
-  template <class A>
-  struct children<specify_node<A>> {
-    static void walk() { root<A>(); }
-  };
-  template <class A>
-  struct children<diagonal_node<A>> {
-    static void walk() { root<A>(); }
-  };
-  template <class A, class I, int N>
-  struct children<take_node<A, I, N>> {
-    static void walk() {
-      root<A>();
-      root<I>();
-    }
-  };
-  template <int N, class... A>
-  struct children<join_node<N, A...>> {
-    static void walk() { (root<A>(), ...); }
-  };
-  template <class G, class L>
-  struct children<sum_to_node<G, L>> {
-    static void walk() {
-      node<G>();
-      node<L>();  // only its shape is read; its nodes are in the graph all the same
-    }
-  };
-  template <class G, class L>
-  struct children<reshape_like_node<G, L>> {
-    static void walk() {
-      root<G>();
-      node<L>();
-    }
-  };
-  template <element T, class N, class D>
-  struct children<size_ratio_node<T, N, D>> {
-    static void walk() {
-      node<N>();
-      node<D>();
-    }
-  };
-  template <element T, class L>
-  struct children<zeros_of_node<T, L>> {
-    static void walk() { node<L>(); }
-  };
-  template <class C>
-  struct children<gate_node<C>> {
-    static void walk() { node<C>(); }
-  };
-  template <class G, class F, std::size_t K>
-  struct children<place_node<G, F, K>> {
-    static void walk() {
-      root<G>();                                            // the adjoint, read from memory
-      node<std::remove_cvref_t<decltype(std::declval<const place_node<G, F, K>&>().forward())>>();  // shapes, indices
+      if constexpr (X::holds) {
+        using Held = std::remove_cvref_t<decltype(std::declval<const X&>().held())>;
+        []<std::size_t... K>(std::index_sequence<K...>) {
+          (held<((X::from_memory >> K) & 1u) != 0, std::tuple_element_t<K, Held>>(), ...);
+        }(fusor::detail::indices_of<Held>);
+      }
     }
   };
 
