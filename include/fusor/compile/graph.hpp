@@ -575,6 +575,30 @@ class graph_builder {
   /// The text of operand c of node n (already in the graph).
   const std::string& text(const graph_node& n, int c) const { return g_[n.child[static_cast<std::size_t>(c)]].text; }
 
+  /// Adds what node X holds (expr/node.hpp): its value operands as its
+  /// children, each read from memory (materialised when compound) or fused
+  /// into X's loop as X's from_memory says (the device units' kernel walk reads
+  /// the same, backend/cuda/instantiate.hpp); the rest as the nodes whose
+  /// shapes it reads (shape_of).
+  template <class X>
+  void add_held(const X& e, graph_node& n) {
+    constexpr std::size_t operands = X::operand_types::size;
+    static_assert(operands <= max_arity, "fusor: a node has more operands than max_arity");
+    n.arity = static_cast<int>(operands);
+    const auto& held = e.held();
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+      (held_into<K, operands, ((X::from_memory >> K) & 1u) != 0>(n, detail::get<K>(held)), ...);
+    }(detail::indices_of<decltype(held)>);
+  }
+  template <std::size_t K, std::size_t Operands, bool FromMemory, class H>
+  void held_into(graph_node& n, const H& h) {
+    int id;
+    if constexpr (FromMemory) id = operand_in_memory(h);
+    else id = add(h);
+    if constexpr (K < Operands) n.child[K] = id;
+    else n.shape_of[K - Operands] = id;
+  }
+
   /// A read of a replaced leaf becomes a `given` node over the replacement
   /// (outside replacements only); its key differs from the plain leaf's.
   bool describe_given(std::uint64_t id, graph_node& n, std::vector<std::uint64_t>& key) {
@@ -642,10 +666,7 @@ class graph_builder {
   template <class F, class R, class Casts, class... A>
   void describe(const map_node<F, R, Casts, A...>& e, graph_node& n, std::vector<std::uint64_t>&) {
     n.kind = node_kind::map;
-    n.arity = static_cast<int>(sizeof...(A));
-    static_assert(sizeof...(A) <= max_arity, "fusor: an elementwise node has more operands than max_arity");
-    [&]<std::size_t... K>(std::index_sequence<K...>) { ((n.child[K] = add(detail::get<K>(e.args()))), ...); }(
-        std::index_sequence_for<A...>{});
+    add_held(e, n);
     n.elementwise = true;
     std::array<std::string_view, sizeof...(A)> texts;
     for (int c = 0; c < n.arity; ++c) {
@@ -666,8 +687,7 @@ class graph_builder {
   template <element T, class A>
   void describe(const cast_node<T, A>& e, graph_node& n, std::vector<std::uint64_t>&) {
     n.kind = node_kind::cast;
-    n.arity = 1;
-    n.child[0] = add(e.arg());
+    add_held(e, n);
     n.elementwise = g_[n.child[0]].elementwise;
     n.text = detail::cast_text(name(dtype_of<T>), text(n, 0));
   }
@@ -675,13 +695,11 @@ class graph_builder {
   void describe(const reduce_node<Op, A, R>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.kind = node_kind::reduce;
     n.op = detail::reduce_kind_of<Op>();
-    n.arity = 1;
-    n.child[0] = add(e.arg());
+    add_held(e, n);
     n.naxes = e.axis_count();
     for (int i = 0; i < n.naxes; ++i) n.axes[static_cast<std::size_t>(i)] = e.axis(i);
     n.keepdims = e.keeps_dims();
-    key.push_back(static_cast<std::uint64_t>(n.naxes) | (n.keepdims ? 1ull << 32 : 0));
-    for (int i = 0; i < n.naxes; ++i) key.push_back(static_cast<std::uint64_t>(static_cast<std::int64_t>(e.axis(i))));
+    e.append_params(key);
     n.text = detail::reduce_text(Op::name, text(n, 0), n.naxes, n.axes.data(), n.keepdims);
   }
   template <class A, class B>
@@ -709,48 +727,36 @@ class graph_builder {
   template <class A>
   void describe(const transpose_node<A>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.kind = node_kind::transpose;
-    n.arity = 1;
-    n.child[0] = operand_in_memory(e.arg());
+    add_held(e, n);
     n.nparams = e.count();
     for (int i = 0; i < n.nparams; ++i) n.params[static_cast<std::size_t>(i)] = e.perm(i);
-    key.push_back(static_cast<std::uint64_t>(n.nparams));
-    for (int i = 0; i < n.nparams; ++i) key.push_back(static_cast<std::uint64_t>(n.params[static_cast<std::size_t>(i)]));
+    e.append_params(key);
     n.text = detail::transpose_text(text(n, 0), n.nparams, n.params.data());
   }
   template <class A>
   void describe(const specify_node<A>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.kind = node_kind::specify;
-    n.arity = 1;
-    n.child[0] = operand_in_memory(e.arg());
+    add_held(e, n);
     n.nparams = e.count();
-    key.push_back(static_cast<std::uint64_t>(e.count()));
-    for (int i = 0; i < e.count(); ++i) {
-      n.params[static_cast<std::size_t>(i)] = e.extent(i);
-      key.push_back(static_cast<std::uint64_t>(e.extent(i)));
-    }
+    for (int i = 0; i < e.count(); ++i) n.params[static_cast<std::size_t>(i)] = e.extent(i);
+    e.append_params(key);
     n.text = detail::shaped_text("specify_shape", text(n, 0), n.nparams, n.params.data());
   }
   template <class A, class I, int N>
   void describe(const take_node<A, I, N>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.kind = node_kind::take;
-    n.arity = 2;
-    n.child[0] = operand_in_memory(e.arg());
-    n.child[1] = operand_in_memory(e.indices());
+    add_held(e, n);
     n.nparams = 1;
     n.params[0] = e.axis();
-    key.push_back(static_cast<std::uint64_t>(e.axis()));
+    e.append_params(key);
     n.text = detail::take_text(text(n, 0), text(n, 1), e.axis());
   }
   template <int N, class... A>
   void describe(const join_node<N, A...>& e, graph_node& n, std::vector<std::uint64_t>& key) {
-    static_assert(sizeof...(A) <= max_arity, "fusor: a join has more parts than max_arity");
     n.kind = node_kind::join;
-    n.arity = static_cast<int>(sizeof...(A));
-    [&]<std::size_t... K>(std::index_sequence<K...>) {
-      ((n.child[K] = operand_in_memory(detail::get<K>(e.args()))), ...);
-    }(std::index_sequence_for<A...>{});
+    add_held(e, n);
     n.join = e.join();
-    n.join.append_key(key);
+    e.append_params(key);
     std::string parts;
     for (int c = 0; c < n.arity; ++c) parts += (c ? ", " : "") + text(n, c);
     n.text = detail::join_text(parts, n.join, join_node<N, A...>::fill_text(n.join));
@@ -758,32 +764,29 @@ class graph_builder {
   template <class A>
   void describe(const diagonal_node<A>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.kind = node_kind::diagonal;
-    n.arity = 1;
-    n.child[0] = operand_in_memory(e.arg());
+    add_held(e, n);
     n.nparams = 3;
     n.params[0] = e.offset();
     n.params[1] = e.axis1();
     n.params[2] = e.axis2();
-    for (int i = 0; i < 3; ++i) key.push_back(static_cast<std::uint64_t>(n.params[static_cast<std::size_t>(i)]));
+    e.append_params(key);
     n.text = detail::diagonal_text(text(n, 0), n.params[0], n.params[1], n.params[2]);
   }
   template <class A, int N>
   void describe(const view_node<A, N>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.kind = node_kind::view;
-    n.arity = 1;
-    n.child[0] = operand_in_memory(e.arg());
+    add_held(e, n);
     n.slices = e.spec();
-    n.slices.append_key(key);
+    e.append_params(key);
     n.text = detail::view_text(text(n, 0), n.slices.str());
   }
   template <class A, int N>
   void describe(const reshape_node<A, N>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.kind = node_kind::reshape;
-    n.arity = 1;
-    n.child[0] = operand_in_memory(e.arg());
+    add_held(e, n);
     n.nparams = N;
     for (int i = 0; i < N; ++i) n.params[static_cast<std::size_t>(i)] = e.extent(i);
-    for (int i = 0; i < N; ++i) key.push_back(static_cast<std::uint64_t>(n.params[static_cast<std::size_t>(i)]));
+    e.append_params(key);
     n.text = detail::shaped_text("reshape", text(n, 0), N, n.params.data());
   }
 
@@ -791,9 +794,7 @@ class graph_builder {
   void describe(const sum_to_node<G, L>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.kind = node_kind::reduce;
     n.op = reduce_kind::sum;
-    n.arity = 1;
-    n.child[0] = add(e.arg());
-    n.shape_of[0] = add(e.like());
+    add_held(e, n);
     key.push_back(~std::uint64_t{0} - 1);
     key.push_back(static_cast<std::uint64_t>(n.shape_of[0]));
     n.text = detail::sum_to_text(text(n, 0), g_[n.shape_of[0]].text);
@@ -801,9 +802,7 @@ class graph_builder {
   template <class G, class L>
   void describe(const reshape_like_node<G, L>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.kind = node_kind::reshape;
-    n.arity = 1;
-    n.child[0] = operand_in_memory(e.arg());
-    n.shape_of[0] = add(e.like());
+    add_held(e, n);
     key.push_back(static_cast<std::uint64_t>(n.shape_of[0]));
     n.text = detail::reshape_like_text(text(n, 0), g_[n.shape_of[0]].text);
   }
@@ -811,7 +810,7 @@ class graph_builder {
   void describe(const size_ratio_node<T, Num, Den>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.kind = node_kind::size_ratio;
     n.elementwise = true;
-    n.shape_of = {add(e.numerator()), add(e.denominator())};
+    add_held(e, n);
     key.push_back(static_cast<std::uint64_t>(n.shape_of[0]));
     key.push_back(static_cast<std::uint64_t>(n.shape_of[1]));
     n.text = detail::size_ratio_text(g_[n.shape_of[0]].text, g_[n.shape_of[1]].text);
@@ -820,7 +819,7 @@ class graph_builder {
   void describe(const zeros_of_node<T, L>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.kind = node_kind::zeros_of;
     n.elementwise = true;
-    n.shape_of[0] = add(e.like());
+    add_held(e, n);
     key.push_back(static_cast<std::uint64_t>(n.shape_of[0]));
     n.text = detail::zeros_of_text(g_[n.shape_of[0]].text);
   }
@@ -865,7 +864,7 @@ class graph_builder {
   void describe(const gate_node<C>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.kind = node_kind::gate;
     n.elementwise = true;
-    key.push_back(e.on() ? 1 : 0);
+    e.append_params(key);
     if (!e.on()) {  // nothing below a closed gate enters the graph
       n.zero = true;
       n.text = detail::gate_text(false, {});
