@@ -657,11 +657,9 @@ class graph_builder {
     n.text = e.str();
     n.elementwise = true;
     n.nparams = static_cast<int>(e.shape().rank());
-    key.push_back(static_cast<std::uint64_t>(n.nparams));
-    for (int d = 0; d < n.nparams; ++d) {
+    for (int d = 0; d < n.nparams; ++d)
       n.params[static_cast<std::size_t>(d)] = static_cast<index_t>(e.shape()[static_cast<std::size_t>(d)]);
-      key.push_back(static_cast<std::uint64_t>(n.params[static_cast<std::size_t>(d)]));
-    }
+    e.append_params(key);
   }
   template <class F, class R, class Casts, class... A>
   void describe(const map_node<F, R, Casts, A...>& e, graph_node& n, std::vector<std::uint64_t>&) {

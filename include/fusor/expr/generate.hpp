@@ -18,6 +18,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "fusor/core/dims.hpp"
 #include "fusor/core/errors.hpp"
@@ -41,6 +42,11 @@ class iota_node : public expression_base {
   }
   const dims& shape() const noexcept { return shape_; }
   std::string str() const { return shape_.str(); }
+  /// Its parameter, for a key (expr/node.hpp): the shape.
+  void append_params(std::vector<std::uint64_t>& key) const {
+    key.push_back(shape_.rank());
+    for (std::size_t d : shape_) key.push_back(d);
+  }
 
  private:
   dims shape_;

@@ -39,8 +39,7 @@ void graph_key(const constant<E>& e, key_t& key) {
 }
 template <int N>
 void graph_key(const iota_node<N>& e, key_t& key) {
-  key.push_back(e.shape().rank());
-  for (std::size_t d : e.shape()) key.push_back(d);
+  e.append_params(key);
 }
 /// A node: its parameters, then what it holds (expr/node.hpp); nothing below
 /// a closed gate.

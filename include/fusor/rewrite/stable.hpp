@@ -71,10 +71,6 @@ bool is_one(const X& c) {
   return c.value() == 1;
 }
 
-template <class X>
-inline constexpr bool is_map_v = false;
-template <class F, class R, class C, class... A>
-inline constexpr bool is_map_v<map_node<F, R, C, A...>> = true;
 template <class X, class F>
 inline constexpr bool is_map_of_v = false;
 template <class F, class R, class C, class... A>
@@ -83,13 +79,6 @@ inline constexpr bool is_map_of_v<map_node<F, R, C, A...>, F> = true;
 
 // ---------------------------------------------------------------- rebuilding, operands first
 
-template <class F, class R, class... C, class... A>
-auto rebuild_map(const map_node<F, R, type_list<C...>, A...>& e) {
-  return [&]<std::size_t... K>(std::index_sequence<K...>) {
-    return map_node<F, R, type_list<C...>, decltype(stabilize(detail::get<K>(e.args())))...>(
-        stabilize(detail::get<K>(e.args()))...);
-  }(std::index_sequence_for<A...>{});
-}
 /// A held sub-expression, stabilized when it is a value operand (the node
 /// protocol lists those first, expr/node.hpp); one read for its shape only, as
 /// it is.
@@ -98,28 +87,18 @@ auto stabilized_if(const H& h) {
   if constexpr (Operand) return stabilize(h);
   else return h;
 }
-/// Any other node: remade over its stabilized operands.
+/// A node remade over its stabilized operands (a map as written is not
+/// looked into).
 template <class X>
-auto rebuild_other(const X& e) {
-  if constexpr (X::operand_types::size == 0) {
-    return e;  // leaves, and the nodes that read only shapes
+auto rebuild(const X& e) {
+  if constexpr (X::operand_types::size == 0 || is_map_of_v<X, fn::as_written>) {
+    return e;  // leaves, the nodes that read only shapes, and what is as written
   } else {
     constexpr std::size_t operands = X::operand_types::size;
     const auto& held = e.held();
     return [&]<std::size_t... K>(std::index_sequence<K...>) {
       return e.remake(stabilized_if<(K < operands)>(detail::get<K>(held))...);
     }(detail::indices_of<decltype(held)>);
-  }
-}
-
-template <class X>
-auto rebuild(const X& e) {
-  if constexpr (is_map_of_v<X, fn::as_written>) {
-    return e;  // as written: not looked into
-  } else if constexpr (is_map_v<X>) {
-    return rebuild_map(e);
-  } else {
-    return rebuild_other(e);
   }
 }
 /// The rules, at one node whose operands are stabilized already; `e` as it
