@@ -133,6 +133,7 @@ void assign_planned(const shared<T>& dest, const Expr& expr, const view_spec* re
       }
       g.updates.push_back(u);
     });
+  const collective_scope collectives(ev.prog.graph().collectives);
   bind_inputs(ev.prog.graph(), ev.facts, bindings...);
   check_spaces(ev.facts, ev.prog.graph());
   read_shared_facts(ev.prog.graph(), ev.facts);
@@ -166,6 +167,7 @@ template <class X, class... B>
     detail::build(ev, "fusor::eval", [&](graph& g, auto& b) {
       g.outputs.push_back(graph_output{b.add_root(expr), false, false, false});
     });
+  const collective_scope collectives(ev.prog.graph().collectives);
   detail::bind_inputs(ev.prog.graph(), ev.facts, bindings...);
   check_spaces(ev.facts, ev.prog.graph());
   read_shared_facts(ev.prog.graph(), ev.facts);

@@ -255,6 +255,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
       std::atomic<bool>& flag;
       ~release() { flag.store(false, std::memory_order_release); }
     } guard{busy_};
+    const collective_scope collectives(prog_.graph().collectives);  // a failed call tells the other processes
     bind_all(std::index_sequence_for<A...>{}, std::forward<A>(args)...);
     unshare_writable(facts_);
     check_spaces(facts_, prog_.graph());

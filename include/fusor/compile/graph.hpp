@@ -30,6 +30,7 @@
 #include "fusor/core/config.hpp"
 #include "fusor/core/dims.hpp"
 #include "fusor/core/dtype.hpp"
+#include "fusor/expr/collective.hpp"
 #include "fusor/expr/dot.hpp"
 #include "fusor/expr/elementwise.hpp"
 #include "fusor/expr/generate.hpp"
@@ -56,9 +57,11 @@ namespace fusor {
 /// `zeros_of`: zeros of another node's shape (`shape_of`); it reads nothing.
 /// `place`: a gradient's adjoint put back where a selection took it from
 /// (expr/place.hpp): of `shape_of[0]`'s shape, built in a temporary.
+/// `collective`: its child's value combined over processes (expr/collective.hpp);
+/// `leaf` indexes the graph's collective table.
 enum class node_kind : std::uint8_t {
   input, shared, constant, map, cast, reduce, dot, transpose, reshape, given, view, iota, diagonal, join, take,
-  specify, size_ratio, gate, zeros_of, place
+  specify, size_ratio, gate, zeros_of, place, collective
 };
 
 /// The arithmetic of a map node the planner looks for (an update
@@ -251,6 +254,9 @@ class graph {
   /// (W6), for the outputs that are not in-place candidates; null when the
   /// backend has none.
   std::array<const void*, backend_count> multi_output_kernel{};
+  /// The operations of its collective nodes (graph_node::leaf), and the
+  /// current call's agreement.
+  collective_table collectives;
 
   const graph_node& operator[](int i) const noexcept { return nodes[static_cast<std::size_t>(i)]; }
   int size() const noexcept { return static_cast<int>(nodes.size()); }
@@ -395,6 +401,10 @@ struct node_head<diagonal_node<A>> {
 template <class A>
 struct node_head<specify_node<A>> {
   using type = head_tag<struct specify_head>;
+};
+template <class A>
+struct node_head<collective_node<A>> {
+  using type = head_tag<struct collective_head>;
 };
 template <class A, class I, int N>
 struct node_head<take_node<A, I, N>> {
@@ -739,6 +749,14 @@ class graph_builder {
     for (int i = 0; i < e.count(); ++i) n.params[static_cast<std::size_t>(i)] = e.extent(i);
     e.append_params(key);
     n.text = detail::shaped_text("specify_shape", text(n, 0), n.nparams, n.params.data());
+  }
+  template <class A>
+  void describe(const collective_node<A>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+    n.kind = node_kind::collective;
+    add_held(e, n);
+    e.append_params(key);
+    n.text = e.op().text(text(n, 0));
+    n.leaf = g_.collectives.add(e.shared_op());
   }
   template <class A, class I, int N>
   void describe(const take_node<A, I, N>& e, graph_node& n, std::vector<std::uint64_t>& key) {

@@ -75,6 +75,7 @@ enum class step_kind : std::uint8_t {
   assemble,     ///< a join (concatenate, roll, pad): its parts moved into a temporary
   gather,       ///< take: the indexed slabs of an operand copied into a temporary (indices checked first)
   scatter,      ///< a gradient of take: zeros, then the adjoint's slabs added at the indexed rows
+  communicate,  ///< a collective (expr/collective.hpp): its operand combined over processes, into a temporary
   install,      ///< commit: the spare buffer becomes the variable's value (ping-pong)
   transfer,     ///< commit: another updated variable's old buffer becomes this one's value
 };
@@ -271,6 +272,7 @@ inline const char* kind_name(step_kind k) noexcept {
     case step_kind::assemble: return "assemble";
     case step_kind::gather: return "gather";
     case step_kind::scatter: return "scatter";
+    case step_kind::communicate: return "communicate";
     case step_kind::install: return "install";
     case step_kind::transfer: return "transfer";
   }

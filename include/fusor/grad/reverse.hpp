@@ -33,6 +33,7 @@
 
 #include "fusor/core/operand_tuple.hpp"
 #include "fusor/core/errors.hpp"
+#include "fusor/expr/collective.hpp"
 #include "fusor/expr/dot.hpp"
 #include "fusor/expr/elementwise.hpp"
 #include "fusor/expr/generate.hpp"
@@ -412,6 +413,21 @@ class walker {
   template <class A, class E, bool L, bool S>
   auto back_node(const specify_node<A>& e, const part<E, L, S>& adj) {
     return back(e.arg(), adj);
+  }
+  /// A collective over processes (expr/collective.hpp): each process's cost
+  /// reads the combined value, and the cost differentiated is the sum of the
+  /// processes' costs, so the adjoint is combined the same way (a sum's
+  /// adjoint is the sum of the adjoints, a mean's their mean); an operation
+  /// without a gradient (max, min) refuses here, when grad is called.
+  template <class A, class E, bool L, bool S>
+  auto back_node(const collective_node<A>& e, const part<E, L, S>& adj) {
+    if constexpr (!differentiable_v<value_type_t<A>>) {
+      return none{};
+    } else {
+      auto g = conform(adj, e);
+      using G = decltype(g);
+      return back(e.arg(), make_part<false, false>(collective_node<G>(std::move(g), e.op().adjoint())));
+    }
   }
   template <class X, class P>
   auto back_node(const ref_node<X>& e, const P& adj) {

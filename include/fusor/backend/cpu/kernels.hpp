@@ -23,6 +23,7 @@
 #include "fusor/backend/cpu/evaluator.hpp"
 #include "fusor/backend/cpu/loop.hpp"
 #include "fusor/backend/cpu/reduce.hpp"
+#include "fusor/compile/collective_step.hpp"
 #include "fusor/compile/gather.hpp"
 #include "fusor/compile/moves.hpp"
 #include "fusor/compile/graph.hpp"
@@ -512,6 +513,20 @@ struct gather_step final : prepared_step {
     st->to = s.dest;
     st->layout = fusor::detail::make_gather_layout(g, p, s);
     st->indices.resize(st->layout.index_count);
+    return st;
+  }
+};
+
+// ---------------------------------------------------------------- communication
+
+/// A collective (expr/collective.hpp): the transport reads and writes the
+/// slots themselves.
+struct communicate_step final : prepared_step {
+  fusor::detail::collective_call call;
+  void run(void* const* slots) override { call.run(slots[call.src], slots[call.dest]); }
+  static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s) {
+    auto st = std::make_unique<communicate_step>();
+    st->call = fusor::detail::prepare_collective(g, p, s);
     return st;
   }
 };

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "fusor/backend/cuda/launch.hpp"
+#include "fusor/compile/collective_step.hpp"
 #include "fusor/compile/gather.hpp"
 #include "fusor/compile/moves.hpp"
 #include "fusor/compile/region.hpp"
@@ -577,6 +578,29 @@ struct scatter_step final : prepared_step {
     st->layout = fusor::detail::make_scatter_layout(g, p, s);
     st->indices.resize(st->layout.blocks.index_count);
     st->staging.resize(st->layout.blocks.index_slot_bytes);
+    return st;
+  }
+};
+
+/// A collective (expr/collective.hpp) on a device's memory, staged through
+/// host buffers (sized when prepared: a call allocates nothing): the
+/// operand copied to the host, combined there by the transport, copied back.
+/// (A transport that reads device memory itself — NCCL, a CUDA-aware MPI —
+/// would skip both copies; see the docs on multi-process use.)
+struct communicate_step final : prepared_step {
+  fusor::detail::collective_call call;
+  std::vector<std::byte> staging;
+  bool capturable() const override { return false; }
+  void run(void* const* slots, const context& ctx) override {
+    const std::size_t bytes = staging.size();
+    copy_bytes(staging.data(), host, slots[call.src], ctx.space, bytes);
+    call.run(staging.data(), staging.data());
+    copy_bytes(slots[call.dest], ctx.space, staging.data(), host, bytes);
+  }
+  static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s) {
+    auto st = std::make_unique<communicate_step>();
+    st->call = fusor::detail::prepare_collective(g, p, s);
+    st->staging.resize(st->call.count * size_of(st->call.type));
     return st;
   }
 };

@@ -149,6 +149,7 @@ class planner {
           break;
         }
         case node_kind::reduce:
+        case node_kind::collective:
         case node_kind::join:
         case node_kind::place:
         case node_kind::dot: set_contiguous(i, add_slot(slot_kind::temporary, n.type, p_.shapes[static_cast<std::size_t>(i)], -1)); break;
@@ -580,6 +581,25 @@ class planner {
         s.kind = step_kind::assemble;
         s.reads.push_back(v.slot);
         s.moves = place_moves(node);
+      }
+      s.label = n.text;
+      s.bytes = group_bytes(s.reads) + static_cast<double>(p_.slots[static_cast<std::size_t>(slot)].bytes);
+      producer_[static_cast<std::size_t>(slot)] = emit(std::move(s));
+    } else if (n.kind == node_kind::collective) {
+      // The transport reads one contiguous run of elements: a fused or strided
+      // operand gets a contiguous copy first.
+      step_info s;
+      s.kind = step_kind::communicate;
+      s.node = node;
+      s.dest = slot;
+      const int c = n.child[0];
+      const node_value& v = in_memory(c);
+      ensure_value(c);
+      if (v.contiguous() && v.offset == 0) {
+        s.reads.push_back(v.slot);
+      } else {
+        ensure_copy(c);
+        s.reads.push_back(copy_of(c));
       }
       s.label = n.text;
       s.bytes = group_bytes(s.reads) + static_cast<double>(p_.slots[static_cast<std::size_t>(slot)].bytes);

@@ -33,6 +33,7 @@ FUSOR_RUNTIME std::unique_ptr<prepared_step> backend::state::prepare_one(const g
     case step_kind::assemble: return assemble_step::prepare(p, s);
     case step_kind::gather: return gather_step::prepare(g, p, s);
     case step_kind::scatter: return scatter_step::prepare(g, p, s);
+    case step_kind::communicate: return communicate_step::prepare(g, p, s);
     case step_kind::install:
     case step_kind::transfer: return nullptr;
   }

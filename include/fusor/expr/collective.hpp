@@ -1,0 +1,154 @@
+// fusor/expr/collective.hpp — a value computed together by several processes.
+//
+// A collective node (an allreduce over MPI, fusor/mpi.hpp) is an expression
+// like any other: it can be an output, part of an update or of a larger
+// expression, and the planner gives it a step of its own (a communication
+// step: its operand in memory, its result in a temporary of the arena).
+// fusor's core does not know the transport. The node holds a
+// `collective_op`, an object of the transport's layer that says how the node
+// prints, keys and runs, and how the processes agree before a call's first
+// collective: the core never includes MPI's headers, and a program built
+// without MPI is the same program as before.
+//
+// The agreement (a failed call changes nothing, on any process, and never
+// leaves another process waiting): before the first collective step of every
+// call, each process says whether it got there and which collectives (dtypes
+// and element counts) the call will run; a process that fails earlier (a
+// refused argument, a shape error while planning) says so from its error
+// path instead (`abandon_collectives`). Every process then either goes on, or
+// throws — the one that failed its own error, the others one that names it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "fusor/core/config.hpp"
+#include "fusor/core/dtype.hpp"
+#include "fusor/expr/leaves.hpp"
+#include "fusor/expr/node.hpp"
+
+namespace fusor {
+
+/// An operation several processes run together, as fusor's steps see it.
+/// Implemented by a transport's layer (fusor/mpi.hpp); immutable once made.
+class collective_op {
+ public:
+  virtual ~collective_op() = default;
+  /// How the node prints: `allreduce(gw, mean)`.
+  virtual std::string text(std::string_view operand) const = 0;
+  /// Its run-time parameters, for the node's key (equal keys: one node).
+  virtual void append_params(std::vector<std::uint64_t>& key) const = 0;
+  /// Which processes take part: operations with the same group agree once
+  /// per call (an MPI communicator's handle).
+  virtual std::uint64_t group() const = 0;
+  /// dest = the operation over every process of `count` elements of dtype t
+  /// at `src` (host memory; src == dest: in place).
+  virtual void run(const void* src, void* dest, std::size_t count, dtype t) const = 0;
+  /// The agreement before a call's first collective (above). `ok`: this
+  /// process got there; `signature`: a hash of the collectives it will run,
+  /// `what` the same in words. Returns normally when every process got there
+  /// with the same signature; otherwise throws fusor::error on every process
+  /// where ok is true, and returns (without throwing) where it is false.
+  virtual void agree(bool ok, std::uint64_t signature, const std::string& what) const = 0;
+  /// The operation the gradient applies to the adjoint (the adjoint of a sum
+  /// over processes is the sum of the adjoints); throws where there is none.
+  virtual std::shared_ptr<const collective_op> adjoint() const = 0;
+};
+
+/// A collective over its operand's value (read from memory).
+template <class A>
+class collective_node : public expression_base {
+ public:
+  using value_type = value_type_t<A>;
+  static constexpr int rank = A::rank;
+  collective_node(A arg, std::shared_ptr<const collective_op> op) : arg_(std::move(arg)), op_(std::move(op)) {}
+  const A& arg() const noexcept { return arg_; }
+  const collective_op& op() const noexcept { return *op_; }
+  const std::shared_ptr<const collective_op>& shared_op() const noexcept { return op_; }
+  std::string str() const { return op_->text(arg_.str()); }
+
+  // The node protocol (expr/node.hpp): its operand, in memory.
+  static constexpr bool holds = true;
+  using operand_types = detail::tlist<A>;
+  static constexpr unsigned from_memory = 1;
+  auto held() const noexcept { return detail::held(arg_); }
+  template <class H>
+  auto remake(H h) const {
+    return collective_node<H>(std::move(h), op_);
+  }
+  void append_params(std::vector<std::uint64_t>& key) const { op_->append_params(key); }
+
+ private:
+  A arg_;
+  std::shared_ptr<const collective_op> op_;
+};
+
+template <class X>
+inline constexpr bool is_collective_v = false;
+template <class A>
+inline constexpr bool is_collective_v<collective_node<A>> = true;
+
+/// The collectives of one graph, and the state of the current call's agreement.
+struct collective_table {
+  std::vector<std::shared_ptr<const collective_op>> ops;  ///< by graph_node::leaf
+  /// Whether this call took part in its agreement already (set before the
+  /// agreement runs, so that an error it throws is not followed by another
+  /// agreement from the error path); cleared when a call starts.
+  mutable bool agreed = false;
+  bool empty() const noexcept { return ops.empty(); }
+  int add(std::shared_ptr<const collective_op> op) {
+    for (std::size_t i = 0; i < ops.size(); ++i)
+      if (ops[i] == op) return static_cast<int>(i);
+    ops.push_back(std::move(op));
+    return static_cast<int>(ops.size()) - 1;
+  }
+  /// Every group once, in the order of its first operation: the order in
+  /// which every process agrees.
+  template <class F>
+  void for_each_group(F&& f) const {
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      bool first = true;
+      for (std::size_t j = 0; j < i && first; ++j) first = ops[j]->group() != ops[i]->group();
+      if (first) f(*ops[i]);
+    }
+  }
+  /// From a failing call's error path, before the agreement: tells the other
+  /// processes this one will not take part (they throw; this one returns).
+  void abandon() const {
+    if (agreed) return;
+    agreed = true;
+    for_each_group([](const collective_op& op) { op.agree(false, 0, std::string()); });
+  }
+};
+
+/// One call's part in the agreement: clears it when the call starts, and
+/// when the call leaves by an exception before its agreement, tells the
+/// other processes (collective_table::abandon). Costs nothing in a graph
+/// without collectives.
+class collective_scope {
+ public:
+  explicit collective_scope(const collective_table& t) noexcept : t_(t), exceptions_(std::uncaught_exceptions()) {
+    t_.agreed = false;
+  }
+  collective_scope(const collective_scope&) = delete;
+  collective_scope& operator=(const collective_scope&) = delete;
+  ~collective_scope() {
+    if (t_.empty() || std::uncaught_exceptions() <= exceptions_) return;
+    try {
+      t_.abandon();
+    } catch (...) {  // the call's own error is the one to report
+    }
+  }
+
+ private:
+  const collective_table& t_;
+  int exceptions_;
+};
+
+}  // namespace fusor

@@ -1,0 +1,26 @@
+// The doctest main of the multi-process tests: every process runs every test
+// case (each collective needs all of them). Process 0 reports in full; the
+// others report only their failures, each line marked with its process.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#define OMPI_SKIP_MPICXX 1  // the C API only
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <cstdio>
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  doctest::Context context(argc, argv);
+  if (rank != 0) context.setOption("minimal", true);
+  const int failed = context.run();
+  // Every process's verdict, so that process 0's summary is the job's.
+  int any = failed != 0, all = 0;
+  MPI_Allreduce(&any, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (rank == 0 && all && !failed) std::printf("[process 0] another process failed a test case (see its lines)\n");
+  MPI_Finalize();
+  return all ? 1 : 0;
+}

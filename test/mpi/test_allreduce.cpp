@@ -1,0 +1,284 @@
+// fusor::allreduce over MPI, run by every process of MPI_COMM_WORLD (2 and 4
+// processes in the suite): values of each reduction, the plan's communication
+// step, data-parallel training equal to one process's full-batch training and
+// bit-identical on every process, gradients through a collective, no
+// allocation in steady calls, and calls that fail on some processes: every
+// process stops with an error, none waits forever, nothing changes.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <xtensor/xview.hpp>
+
+#include <fusor/fusor.hpp>
+#include <fusor/mpi.hpp>
+
+#include "../replace_new.hpp"
+
+namespace {
+std::atomic<std::size_t> allocations{0};
+
+int rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+int size() {
+  int s = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  return s;
+}
+
+/// Whether `bytes` are the same on every process (compared with process 0's).
+bool same_everywhere(const void* data, std::size_t bytes) {
+  std::vector<char> root(bytes);
+  if (rank() == 0) std::memcpy(root.data(), data, bytes);
+  MPI_Bcast(root.data(), static_cast<int>(bytes), MPI_CHAR, 0, MPI_COMM_WORLD);
+  int same = std::memcmp(root.data(), data, bytes) == 0, all = 0;
+  MPI_Allreduce(&same, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return all == 1;
+}
+
+/// The same pseudo-random matrix on every process (a fixed seed).
+xt::xtensor<double, 2> normal_matrix(std::size_t rows, std::size_t cols, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal;
+  xt::xtensor<double, 2> m(std::array<std::size_t, 2>{rows, cols});
+  for (auto& v : m) v = normal(rng);
+  return m;
+}
+}  // namespace
+
+void* test_allocate(std::size_t n, std::size_t align) noexcept {
+  allocations.fetch_add(1, std::memory_order_relaxed);
+  return test_new::system_allocate(n, align);
+}
+
+TEST_CASE("allreduce: sum, mean, max and min of every process's values") {
+  const int r = rank(), p = size();
+  fusor::vector<double> x{"x"};
+  xt::xtensor<double, 1> xv = {1.0 * (r + 1), -2.0 * (r + 1), 10.0 - r};
+  auto f = fusor::function(fusor::inputs(x), fusor::outputs(fusor::allreduce(x, MPI_COMM_WORLD),
+                                                              fusor::allreduce(x, MPI_COMM_WORLD, fusor::reduce_op::mean),
+                                                              fusor::allreduce(x, MPI_COMM_WORLD, fusor::reduce_op::max),
+                                                              fusor::allreduce(x, MPI_COMM_WORLD, fusor::reduce_op::min)));
+  auto [s, m, hi, lo] = f(xv);
+  const double tri = p * (p + 1) / 2.0;  // 1 + 2 + ... + p
+  CHECK(s == xt::xtensor<double, 1>{tri, -2 * tri, 10.0 * p - (p - 1) * p / 2.0});
+  CHECK(xt::allclose(m, xt::xtensor<double, 1>{tri / p, -2 * tri / p, (10.0 * p - (p - 1) * p / 2.0) / p}));
+  CHECK(hi == xt::xtensor<double, 1>{1.0 * p, -2.0, 10.0});
+  CHECK(lo == xt::xtensor<double, 1>{1.0, -2.0 * p, 10.0 - (p - 1)});
+  // Integers are summed exactly.
+  fusor::vector<std::int32_t> k{"k"};
+  auto fi = fusor::function(fusor::inputs(k), fusor::outputs(fusor::allreduce(k * 2, MPI_COMM_WORLD)));
+  CHECK(fi(xt::xtensor<std::int32_t, 1>{r, 1}) == xt::xtensor<std::int32_t, 1>{(p - 1) * p, 2 * p});
+}
+
+TEST_CASE("allreduce inside a larger expression, in an update and in eval; the plan's communication step") {
+  const int p = size();
+  auto w = fusor::shared(xt::xtensor<double, 1>{1.0, 2.0, 3.0}, "w");
+  fusor::vector<double> g{"g"};
+  // Fused on both sides: the operand (g * 2) is computed into the arena, the
+  // sum over processes into a temporary, and the update reads it.
+  auto f = fusor::function(fusor::inputs(g), fusor::outputs(fusor::sum(fusor::allreduce(g * 2.0, MPI_COMM_WORLD))),
+                           fusor::updates(fusor::update(w, w - 0.5 * fusor::allreduce(g * 2.0, MPI_COMM_WORLD,
+                                                                                      fusor::reduce_op::mean))));
+  auto total = f(xt::xtensor<double, 1>{1.0, 1.0, 1.0});
+  CHECK(total == doctest::Approx(6.0 * p));
+  CHECK(w.get_value() == xt::xtensor<double, 1>{0.0, 1.0, 2.0});
+  const std::string plan = f.plan();
+  CHECK(plan.find("communicate") != std::string::npos);
+  CHECK(plan.find("allreduce(g * 2, sum)") != std::string::npos);
+  CHECK(plan.find("allreduce(g * 2, mean)") != std::string::npos);
+  // eval
+  fusor::vector<double> x{"x"};
+  auto e = fusor::eval(fusor::allreduce(x, MPI_COMM_WORLD, fusor::reduce_op::max), x = xt::xtensor<double, 1>{double(rank())});
+  CHECK(e == xt::xtensor<double, 1>{double(p - 1)});
+}
+
+TEST_CASE("refusals when the expression is built: a mean of integers, booleans, and max's gradient") {
+  fusor::vector<std::int64_t> k{"k"};
+  CHECK_THROWS_AS((void)fusor::allreduce(k, MPI_COMM_WORLD, fusor::reduce_op::mean), fusor::dtype_error);
+  fusor::vector<double> x{"x"};
+  CHECK_THROWS_AS((void)fusor::allreduce(x > 0.0, MPI_COMM_WORLD), fusor::dtype_error);
+  auto w = fusor::shared(xt::xtensor<double, 1>{1.0, 2.0}, "w");
+  CHECK_THROWS_AS((void)fusor::grad(fusor::sum(fusor::allreduce(w * x, MPI_COMM_WORLD, fusor::reduce_op::max)), w),
+                  fusor::value_error);
+}
+
+TEST_CASE("the gradient through a sum over processes is the sum of the processes' adjoints") {
+  // Each process's cost reads y = sum over processes of w * x_p; the total
+  // cost is the processes' costs summed, P * sum(y), whose gradient for
+  // this process's w is P * x_p.
+  const int r = rank(), p = size();
+  auto w = fusor::shared(xt::xtensor<double, 1>{1.0, 2.0}, "w");
+  fusor::vector<double> x{"x"};
+  auto gw = fusor::grad(fusor::sum(fusor::allreduce(w * x, MPI_COMM_WORLD)), w);
+  auto f = fusor::function(fusor::inputs(x), fusor::outputs(gw));
+  CHECK(f(xt::xtensor<double, 1>{1.0 + r, -1.0}) == xt::xtensor<double, 1>{p * (1.0 + r), -1.0 * p});
+}
+
+namespace {
+/// Logistic regression trained for `steps` steps by `grad`, on process
+/// `part` of `parts` shares of the batch (parts 1: the whole batch, no
+/// collective); returns w then b.
+std::vector<double> train_logistic(const xt::xtensor<double, 2>& data, const xt::xtensor<double, 1>& labels, int part,
+                                   int parts, int steps) {
+  const std::size_t n = data.shape()[0] / static_cast<std::size_t>(parts), feats = data.shape()[1];
+  const xt::xtensor<double, 2> xs = xt::view(data, xt::range(n * part, n * (part + 1)), xt::all());
+  const xt::xtensor<double, 1> ys = xt::view(labels, xt::range(n * part, n * (part + 1)));
+  fusor::matrix<double> x{"x"};
+  fusor::vector<double> y{"y"};
+  auto w = fusor::shared(xt::xtensor<double, 1>(xt::zeros<double>({feats})), "w");
+  auto b = fusor::shared(0.0, "b");
+  auto p1 = fusor::sigmoid(fusor::dot(x, w) + b);
+  auto cost = fusor::mean(-y * fusor::log(p1) - (1 - y) * fusor::log(1 - p1)) + 0.01 * fusor::sum(w * w);
+  auto [gw, gb] = fusor::grad(cost, w, b);
+  std::vector<double> out;
+  auto collect = [&] {
+    for (double v : w.get_value()) out.push_back(v);
+    out.push_back(b.get_value());
+  };
+  if (parts == 1) {
+    auto step = fusor::function(fusor::inputs(x, y),
+                                fusor::updates(fusor::update(w, w - 0.5 * gw), fusor::update(b, b - 0.5 * gb)));
+    for (int i = 0; i < steps; ++i) step(xs, ys);
+  } else {
+    using fusor::reduce_op;
+    auto step = fusor::function(
+        fusor::inputs(x, y), fusor::updates(fusor::update(w, w - 0.5 * fusor::allreduce(gw, MPI_COMM_WORLD, reduce_op::mean)),
+                                            fusor::update(b, b - 0.5 * fusor::allreduce(gb, MPI_COMM_WORLD, reduce_op::mean))));
+    for (int i = 0; i < steps; ++i) step(xs, ys);
+  }
+  collect();
+  return out;
+}
+}  // namespace
+
+TEST_CASE("data-parallel logistic regression: P processes with B/P samples each equal one process with B") {
+  const int r = rank(), p = size();
+  const std::size_t batch = 48, feats = 6;
+  const auto data = normal_matrix(batch, feats, 7);
+  xt::xtensor<double, 1> labels = xt::view(data, xt::all(), 0) + 0.5 * xt::view(data, xt::all(), 1) > 0.0;
+  const auto parallel = train_logistic(data, labels, r, p, 50);
+  const auto alone = train_logistic(data, labels, 0, 1, 50);
+  REQUIRE(parallel.size() == alone.size());
+  for (std::size_t i = 0; i < alone.size(); ++i) CHECK(parallel[i] == doctest::Approx(alone[i]).epsilon(1e-12));
+  CHECK(std::abs(alone[0]) > 0.1);  // it learned something
+  // Every process holds the same parameters, to the bit.
+  CHECK(same_everywhere(parallel.data(), parallel.size() * sizeof(double)));
+}
+
+TEST_CASE("data-parallel perceptron by grad: equal to one process, bit-identical replicas") {
+  const int r = rank(), p = size();
+  const std::size_t batch = 32, feats = 5, hidden = 7;
+  const auto data = normal_matrix(batch, feats, 11);
+  const xt::xtensor<double, 1> labels = xt::sum(data, {1}) > 0.0;
+  const auto W1_0 = normal_matrix(feats, hidden, 3) * 0.5;
+  const auto W2_0 = xt::xtensor<double, 1>(xt::view(normal_matrix(1, hidden, 5), 0, xt::all()) * 0.5);
+  auto train = [&](int part, int parts) {
+    const std::size_t n = batch / static_cast<std::size_t>(parts);
+    const xt::xtensor<double, 2> xs = xt::view(data, xt::range(n * part, n * (part + 1)), xt::all());
+    const xt::xtensor<double, 1> ys = xt::view(labels, xt::range(n * part, n * (part + 1)));
+    fusor::matrix<double> x{"x"};
+    fusor::vector<double> y{"y"};
+    auto W1 = fusor::shared(xt::xtensor<double, 2>(W1_0), "W1");
+    auto b1 = fusor::shared(xt::xtensor<double, 1>(xt::zeros<double>({hidden})), "b1");
+    auto W2 = fusor::shared(xt::xtensor<double, 1>(W2_0), "W2");
+    auto b2 = fusor::shared(0.0, "b2");
+    auto h = fusor::tanh(fusor::dot(x, W1) + b1);
+    auto q = fusor::sigmoid(fusor::dot(h, W2) + b2);
+    auto cost = fusor::mean(-y * fusor::log(q) - (1 - y) * fusor::log(1 - q));
+    auto [gW1, gb1, gW2, gb2] = fusor::grad(cost, W1, b1, W2, b2);
+    auto mean = [&](const auto& g) {
+      return fusor::allreduce(g, parts == 1 ? MPI_COMM_SELF : MPI_COMM_WORLD, fusor::reduce_op::mean);
+    };
+    auto step = fusor::function(fusor::inputs(x, y),
+                                fusor::updates(fusor::update(W1, W1 - 0.3 * mean(gW1)), fusor::update(b1, b1 - 0.3 * mean(gb1)),
+                                               fusor::update(W2, W2 - 0.3 * mean(gW2)), fusor::update(b2, b2 - 0.3 * mean(gb2))));
+    for (int i = 0; i < 40; ++i) step(xs, ys);
+    std::vector<double> out;
+    for (double v : W1.get_value()) out.push_back(v);
+    for (double v : b1.get_value()) out.push_back(v);
+    for (double v : W2.get_value()) out.push_back(v);
+    out.push_back(b2.get_value());
+    return out;
+  };
+  const auto parallel = train(r, p);
+  const auto alone = train(0, 1);  // MPI_COMM_SELF: a collective over this process alone
+  for (std::size_t i = 0; i < alone.size(); ++i) CHECK(parallel[i] == doctest::Approx(alone[i]).epsilon(1e-11));
+  CHECK(same_everywhere(parallel.data(), parallel.size() * sizeof(double)));
+}
+
+TEST_CASE("a steady call with collectives allocates nothing") {
+  auto w = fusor::shared(xt::xtensor<double, 1>(xt::ones<double>({256})), "w");
+  fusor::vector<double> g{"g"};
+  auto f = fusor::function(fusor::inputs(fusor::In(g, fusor::borrow)),
+                           fusor::updates(fusor::update(w, w - 1e-3 * fusor::allreduce(g * w, MPI_COMM_WORLD,
+                                                                                       fusor::reduce_op::mean))));
+  xt::xtensor<double, 1> gv = xt::ones<double>({256});
+  for (int i = 0; i < 3; ++i) f(gv);
+  const std::size_t before = allocations.load();
+  for (int i = 0; i < 100; ++i) f(gv);
+  CHECK(allocations.load() - before == 0);
+  CHECK(same_everywhere(w.get_value().data(), 256 * sizeof(double)));
+}
+
+TEST_CASE("processes that disagree on the shapes all stop with an error naming them; nothing changes") {
+  const int r = rank();
+  auto w = fusor::shared(xt::xtensor<double, 1>{1.0, 2.0, 3.0}, "w");
+  fusor::matrix<double> x{"x"};
+  auto f = fusor::function(fusor::inputs(x), fusor::outputs(fusor::allreduce(x, MPI_COMM_WORLD)),
+                           fusor::updates(fusor::update(w, w * 2.0)));
+  // Process 0 sends 2 rows, the others 3.
+  const xt::xtensor<double, 2> xv = xt::ones<double>({r == 0 ? std::size_t{2} : std::size_t{3}, std::size_t{3}});
+  std::string message;
+  try {
+    (void)f(xv);
+  } catch (const fusor::shape_error& e) {
+    message = e.what();
+  }
+  CHECK(message.find("disagree") != std::string::npos);
+  CHECK(message.find("process 0") != std::string::npos);
+  CHECK(message.find("(2, 3)") != std::string::npos);
+  CHECK(message.find("(3, 3)") != std::string::npos);
+  CHECK(w.get_value() == xt::xtensor<double, 1>{1.0, 2.0, 3.0});
+  // Agreeing again, every process goes on.
+  auto ok = f(xt::xtensor<double, 2>(xt::ones<double>({2, 3})));
+  CHECK(ok(0, 0) == doctest::Approx(size()));
+  CHECK(w.get_value() == xt::xtensor<double, 1>{2.0, 4.0, 6.0});
+}
+
+TEST_CASE("a call that fails on one process before its collectives stops every process, none waits") {
+  const int r = rank(), p = size();
+  auto w = fusor::shared(xt::xtensor<double, 1>{1.0, 2.0, 3.0}, "w");
+  fusor::matrix<double> x{"x"};
+  auto f = fusor::function(fusor::inputs(x), fusor::updates(fusor::update(w, w - fusor::allreduce(fusor::dot(x, w), MPI_COMM_WORLD))));
+  // The last process passes 4 columns where w has 3: its plan is refused
+  // (a shape error) before any collective; the others learn it at the agreement.
+  const xt::xtensor<double, 2> xv = xt::ones<double>({std::size_t{3}, r == p - 1 ? std::size_t{4} : std::size_t{3}});
+  std::string message;
+  bool shape = false;
+  try {
+    f(xv);
+  } catch (const fusor::shape_error& e) {
+    shape = true;
+    message = e.what();
+  } catch (const fusor::error& e) {
+    message = e.what();
+  }
+  if (r == p - 1) {
+    CHECK(shape);  // its own error
+  } else {
+    CHECK(message.find("process " + std::to_string(p - 1)) != std::string::npos);
+    CHECK(message.find("failed this call") != std::string::npos);
+  }
+  CHECK(w.get_value() == xt::xtensor<double, 1>{1.0, 2.0, 3.0});
+  // And the next call, right everywhere, runs.
+  f(xt::xtensor<double, 2>(xt::zeros<double>({3, 3})));
+  CHECK(w.get_value() == xt::xtensor<double, 1>{1.0, 2.0, 3.0});
+}
