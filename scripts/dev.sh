@@ -22,6 +22,10 @@ packages=(meson ninja-build pkgconf g++ python3 python3-numpy python3-matplotlib
           libxtensor-dev libxsimd-dev xtl-dev libzip-dev doctest-dev
           libbenchmark-dev libeigen3-dev libopenblas-dev)
 
+# The multi-process tests' MPI (fusor/mpi.hpp is optional: a build without
+# it skips them, saying so).
+mpi_packages=(libopenmpi-dev openmpi-bin)
+
 # install_deps [extra packages...]: the common packages plus a mode's own.
 install_deps() {
   local wanted=("${packages[@]}" "$@")
@@ -116,7 +120,7 @@ case "${1:-}" in
     # every code path (the xsimd loops included) still runs. (Not -O0: GCC
     # 12's AVX-512 intrinsics are macros without optimisation, which xsimd
     # 8.1's integer select does not compile against.)
-    install_deps
+    install_deps "${mpi_packages[@]}"
     # Header-only, as fusor is used by default; the asan run below builds the
     # same suite in the compiled-runtime mode (libfusor), so both modes run
     # every test. (This way round because the planner and its company cost a
@@ -156,7 +160,7 @@ case "${1:-}" in
     # of g++ 12's time (g++ instruments every member call of every expression
     # node with UBSan's null and alignment checks, a third of a unit's time),
     # and the test build already checks g++. (The fuzz run is clang's too.)
-    install_deps clang libclang-rt-dev
+    install_deps clang libclang-rt-dev "${mpi_packages[@]}"
     if [ -f build-asan/compile_commands.json ] && ! grep -q '"command": "clang++' build-asan/compile_commands.json; then
       rm -rf build-asan  # configured with another compiler, which meson keeps
     fi
