@@ -17,6 +17,7 @@
 #include <fusor/fusor.hpp>
 #include <fusor/mpi.hpp>
 
+#include "../device/device_harness.hpp"
 #include "../replace_new.hpp"
 
 namespace {
@@ -281,4 +282,29 @@ TEST_CASE("a call that fails on one process before its collectives stops every p
   // And the next call, right everywhere, runs.
   f(xt::xtensor<double, 2>(xt::zeros<double>({3, 3})));
   CHECK(w.get_value() == xt::xtensor<double, 1>{1.0, 2.0, 3.0});
+}
+
+TEST_CASE_FIXTURE(device_test::fixture, "allreduce of variables on a device (emulated here): the same values as on the host") {
+  const int r = rank(), p = size();
+  xt::xtensor<double, 1> results[2][2];
+  for (int k = 0; k < 2; ++k) {
+    auto w = fusor::shared(xt::xtensor<double, 1>{1.0, 2.0, 3.0, 4.0}, {.name = "w", .space = device_test::spaces[k]});
+    fusor::vector<double> g{"g"};
+    auto f = device_test::function(
+        fusor::inputs(g), fusor::outputs(fusor::allreduce(g * w, MPI_COMM_WORLD)),
+        fusor::updates(fusor::update(w, w - 0.5 * fusor::allreduce(g + w, MPI_COMM_WORLD, fusor::reduce_op::mean))));
+    CHECK(f.space() == device_test::spaces[k]);
+    const xt::xtensor<double, 1> gv = {1.0 + r, -1.0, 0.5, 2.0 * r};
+    auto out = f(gv);
+    results[k][0] = out;
+    results[k][1] = w.get_value();
+    CHECK(f.plan().find("communicate") != std::string::npos);
+  }
+  CHECK(results[0][0] == results[1][0]);
+  CHECK(results[0][1] == results[1][1]);
+  // w = 1 2 3 4 on every process: sum of g * w over processes, and w - 0.5 * mean(g + w).
+  const double rsum = p * (p - 1) / 2.0;
+  CHECK(results[0][0] == xt::xtensor<double, 1>{1.0 * p + rsum, -2.0 * p, 1.5 * p, 8.0 * rsum});
+  CHECK(xt::allclose(results[0][1], xt::xtensor<double, 1>{1.0 - 0.5 * (1.0 + rsum / p + 1.0), 2.0 - 0.5 * (-1.0 + 2.0),
+                                                           3.0 - 0.5 * (0.5 + 3.0), 4.0 - 0.5 * (2.0 * rsum / p + 4.0)}));
 }
