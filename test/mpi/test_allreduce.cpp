@@ -68,6 +68,12 @@ TEST_CASE("allreduce: sum, mean, max and min of every process's values") {
                                                               fusor::allreduce(x, MPI_COMM_WORLD, fusor::reduce_op::max),
                                                               fusor::allreduce(x, MPI_COMM_WORLD, fusor::reduce_op::min)));
   auto [s, m, hi, lo] = f(xv);
+  // Each output is reduced straight into its buffer: no copy step after it.
+  CHECK(f.plan().find("communicate out0") != std::string::npos);
+  int copies = 0;
+  for (const auto& st : f.last_plan().steps) copies += st.kind == fusor::step_kind::output;
+  CHECK(copies == 0);
+  CHECK(f.last_plan().arena_bytes == 0);
   const double tri = p * (p + 1) / 2.0;  // 1 + 2 + ... + p
   CHECK(s == xt::xtensor<double, 1>{tri, -2 * tri, 10.0 * p - (p - 1) * p / 2.0});
   CHECK(xt::allclose(m, xt::xtensor<double, 1>{tri / p, -2 * tri / p, (10.0 * p - (p - 1) * p / 2.0) / p}));

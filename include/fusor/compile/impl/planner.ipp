@@ -140,8 +140,9 @@ class planner {
           break;
         }
         case node_kind::shared: set_contiguous(i, p_.shared_slot[static_cast<std::size_t>(n.leaf)]); break;
+        case node_kind::collective:
         case node_kind::take: {
-          // A take that is an output is gathered straight into the output's buffer.
+          // A take or a collective that is an output writes straight into the output's buffer.
           const int k = direct_output_of(i);
           if (k >= 0) direct_[static_cast<std::size_t>(k)] = 1;
           set_contiguous(i, k >= 0 ? p_.output_slot[static_cast<std::size_t>(k)]
@@ -149,7 +150,6 @@ class planner {
           break;
         }
         case node_kind::reduce:
-        case node_kind::collective:
         case node_kind::join:
         case node_kind::place:
         case node_kind::dot: set_contiguous(i, add_slot(slot_kind::temporary, n.type, p_.shapes[static_cast<std::size_t>(i)], -1)); break;
@@ -592,6 +592,7 @@ class planner {
       s.kind = step_kind::communicate;
       s.node = node;
       s.dest = slot;
+      if (const int k = direct_output_of(node); k >= 0 && direct_[static_cast<std::size_t>(k)]) s.target = k;
       const int c = n.child[0];
       const node_value& v = in_memory(c);
       ensure_value(c);
@@ -1071,6 +1072,9 @@ class planner {
     // Gathers check their indices: before any output or update is written.
     for (int i = 0; i < g_.size(); ++i)
       if (g_[i].kind == node_kind::take) ensure_value(i);
+    // A collective that is an output writes into the output's buffer (no output step of its own).
+    for (std::size_t k = 0; k < g_.outputs.size(); ++k)
+      if (direct_[k] && g_[g_.outputs[k].node].kind == node_kind::collective) ensure_value(g_.outputs[k].node);
     // Outputs that are never written in place: one pass where they share a shape.
     std::vector<int> plain;
     bool direct = false;
@@ -1234,7 +1238,7 @@ class planner {
   std::vector<int> producer_;  ///< per slot: the step writing it, or -1
   std::vector<std::pair<int, range>> accepted_;  ///< in-place writes accepted so far: (root, target)
   std::vector<detail::resolved_view> regions_;   ///< per update of a view: its region, resolved
-  std::vector<char> direct_;                     ///< per output: a take gathered into its buffer
+  std::vector<char> direct_;                     ///< per output: a take gathered, or a collective reduced, into its buffer
   std::vector<int> readers_;                     ///< per node: how many nodes, outputs and updates read it
 };
 
