@@ -152,8 +152,8 @@ class allreduce_op final : public collective_op {
     check(MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_INT64_T, MPI_MAX, comm_), "MPI_Allreduce (the call's agreement)");
     if (v[0]) {
       if (!ok) return;  // this process's own error is the one it reports
-      throw error("fusor: process " + std::to_string(v[1] - 1) + " of the communicator failed this call before its "
-                  "collectives; this process stopped too, and no process changed any shared variable (see that "
+      throw error("fusor: process " + std::to_string(v[1] - 1) + " of the communicator failed this call; this "
+                  "process stopped where they were to agree, and no process changed any shared variable (see that "
                   "process's error)");
     }
     if (v[2] == -v[3]) return;

@@ -290,6 +290,36 @@ TEST_CASE("a call that fails on one process before its collectives stops every p
   CHECK(w.get_value() == xt::xtensor<double, 1>{1.0, 2.0, 3.0});
 }
 
+TEST_CASE("a call that fails on one process after its collectives stops every process before anything is committed") {
+  const int r = rank(), p = size();
+  auto w = fusor::shared(xt::xtensor<double, 1>{1.0, 2.0, 3.0}, "w");
+  fusor::vector<double> x{"x"};
+  fusor::vector<std::int64_t> idx{"idx"};
+  // The gather reads the collective's result: its index check runs after the
+  // collective, so the processes agree once more after the last step.
+  auto f = fusor::function(fusor::inputs(x, idx), fusor::outputs(fusor::take(fusor::allreduce(x, MPI_COMM_WORLD), idx)),
+                           fusor::updates(fusor::update(w, w + 1.0)));
+  const xt::xtensor<std::int64_t, 1> bad = {r == p - 1 ? 7 : 0};
+  std::string message;
+  bool index = false;
+  try {
+    (void)f(xt::xtensor<double, 1>{1.0, 2.0, 3.0}, bad);
+  } catch (const fusor::index_error& e) {
+    index = true;
+  } catch (const fusor::error& e) {
+    message = e.what();
+  }
+  if (r == p - 1) {
+    CHECK(index);
+  } else {
+    CHECK(message.find("process " + std::to_string(p - 1) + " of the communicator failed this call") != std::string::npos);
+  }
+  CHECK(w.get_value() == xt::xtensor<double, 1>{1.0, 2.0, 3.0});  // no process committed the update
+  auto ok = f(xt::xtensor<double, 1>{1.0, 2.0, 3.0}, xt::xtensor<std::int64_t, 1>{2});
+  CHECK(ok == xt::xtensor<double, 1>{3.0 * p});
+  CHECK(w.get_value() == xt::xtensor<double, 1>{2.0, 3.0, 4.0});
+}
+
 TEST_CASE_FIXTURE(device_test::fixture, "allreduce of variables on a device (emulated here): the same values as on the host") {
   const int r = rank(), p = size();
   xt::xtensor<double, 1> results[2][2];

@@ -2,53 +2,77 @@
 // what both backends run for a collective node (expr/collective.hpp).
 //
 // A backend gives the step host memory (the host's slots themselves; a
-// device stages through host buffers) and the step calls its operation. The
-// plan's first communication step also runs the call's agreement: the
-// signature of every collective the plan runs (dtype and element count, in
-// order), so that processes whose plans differ stop with an error naming
-// the shapes instead of exchanging mismatched buffers.
+// device stages through host buffers) and the step calls its operation.
+//
+// Where the processes of a plan with collectives agree (expr/collective.hpp;
+// the program runs the agreements, compile/program.hpp): before the first
+// step that communicates or writes a shared variable in place, with the
+// signature of every collective the plan runs (dtype and shape, in order), so
+// that processes whose plans differ stop with an error naming the shapes
+// instead of exchanging mismatched buffers; again before such a step when a
+// step that can fail at run time (an exponent's check, a gather's or a
+// scatter's index check) ran since the last agreement; and after the last
+// step (before the commit) when such a step follows the last agreement. A
+// process that fails between two agreements meets the others at the next one
+// (from its error path), so none waits forever, and none writes or commits
+// anything of a call another process failed.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "fusor/compile/graph.hpp"
 #include "fusor/compile/plan.hpp"
 
 namespace fusor::detail {
 
-struct collective_call {
-  const collective_op* op = nullptr;
-  const collective_table* table = nullptr;
-  int src = -1, dest = -1;  ///< slots
-  std::size_t count = 0;
-  dtype type{};
-  bool first = false;       ///< the plan's first communication step: it runs the agreement
-  std::uint64_t signature = 0;
-  std::string what;         ///< the plan's collectives in words (for a disagreement's message)
+/// Whether a step can fail at run time (after the plan was built and bound).
+inline bool may_fail(step_kind k) noexcept {
+  return k == step_kind::check || k == step_kind::gather || k == step_kind::scatter;
+}
 
-  /// Runs the operation on host memory.
-  void run(const void* src_data, void* dest_data) const {
-    if (first) {
-      // Every group agrees, in the graph's order (the same on every process).
-      table->agreed = true;
-      table->for_each_group([&](const collective_op& o) { o.agree(true, signature, what); });
-    }
-    op->run(src_data, dest_data, count, type);
+/// Whether a step writes memory the caller sees before the call's commit: a
+/// shared variable updated in place (a fused loop, or BLAS accumulating), or
+/// an output written into a lent input.
+inline bool writes_in_place(const step_info& s) noexcept {
+  return ((s.kind == step_kind::update || s.kind == step_kind::output) && s.in_place) ||
+         (s.kind == step_kind::dot && s.accumulate);
+}
+
+/// Where a plan's processes agree (above), its signature, and the same in words.
+struct agreement_points {
+  std::vector<char> before;  ///< per step: the processes agree before it runs
+  bool at_end = false;       ///< ... and after the last step
+  std::uint64_t signature = 0;
+  std::string what;
+  bool any() const noexcept { return at_end || std::find(before.begin(), before.end(), 1) != before.end(); }
+  /// Whether an agreement follows the one before step i.
+  bool again_after(std::size_t i) const noexcept {
+    for (std::size_t j = i + 1; j < before.size(); ++j)
+      if (before[j]) return true;
+    return at_end;
   }
 };
 
-/// The collective step `s` of plan `p`, prepared.
-inline collective_call prepare_collective(const graph& g, const plan& p, const step_info& s) {
-  collective_call c;
-  const graph_node& n = g[s.node];
-  c.op = g.collectives.ops[static_cast<std::size_t>(n.leaf)].get();
-  c.table = &g.collectives;
-  c.src = s.reads[0];
-  c.dest = s.dest;
-  c.count = p.shapes[static_cast<std::size_t>(s.node)].elements();
-  c.type = n.type;
+inline agreement_points agreements_of(const graph& g, const plan& p) {
+  agreement_points a;
+  bool collectives = false;
+  for (const step_info& s : p.steps) collectives = collectives || s.kind == step_kind::communicate;
+  if (!collectives) return a;
+  a.before.assign(p.steps.size(), 0);
+  bool pending = true;  // a failure possible since the last agreement (the call's own start counts)
+  for (std::size_t i = 0; i < p.steps.size(); ++i) {
+    const step_info& s = p.steps[i];
+    if (pending && (s.kind == step_kind::communicate || writes_in_place(s))) {
+      a.before[i] = 1;
+      pending = false;
+    }
+    if (may_fail(s.kind)) pending = true;
+  }
+  a.at_end = pending;
   // The signature: FNV-1a over (dtype, extents) of every collective, in plan order.
   std::uint64_t h = 1469598103934665603ull;
   auto mix = [&](std::uint64_t v) {
@@ -57,19 +81,37 @@ inline collective_call prepare_collective(const graph& g, const plan& p, const s
       h *= 1099511628211ull;
     }
   };
-  bool seen = false;
   for (const step_info& other : p.steps) {
     if (other.kind != step_kind::communicate) continue;
-    if (!seen) c.first = &other == &s;
-    seen = true;
     const dims& shape = p.shapes[static_cast<std::size_t>(other.node)];
     mix(static_cast<std::uint64_t>(g[other.node].type));
     mix(shape.rank());
     for (std::size_t d = 0; d < shape.rank(); ++d) mix(shape[d]);
-    c.what += (c.what.empty() ? "" : ", ") + g[other.node].text + " of " + std::string(name(g[other.node].type)) + " " +
+    a.what += (a.what.empty() ? "" : ", ") + g[other.node].text + " of " + std::string(name(g[other.node].type)) + " " +
               shape.str();
   }
-  c.signature = h;
+  a.signature = h;
+  return a;
+}
+
+/// A communication step, prepared: the operation over host memory.
+struct collective_call {
+  const collective_op* op = nullptr;
+  int src = -1, dest = -1;  ///< slots
+  std::size_t count = 0;
+  dtype type{};
+  void run(const void* src_data, void* dest_data) const { op->run(src_data, dest_data, count, type); }
+};
+
+/// The collective step `s` of plan `p`, prepared.
+inline collective_call prepare_collective(const graph& g, const plan& p, const step_info& s) {
+  collective_call c;
+  const graph_node& n = g[s.node];
+  c.op = g.collectives.ops[static_cast<std::size_t>(n.leaf)].get();
+  c.src = s.reads[0];
+  c.dest = s.dest;
+  c.count = p.shapes[static_cast<std::size_t>(s.node)].elements();
+  c.type = n.type;
   return c;
 }
 

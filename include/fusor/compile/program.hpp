@@ -21,6 +21,7 @@
 #include <memory>
 #include <vector>
 
+#include "fusor/compile/collective_step.hpp"
 #include "fusor/compile/graph.hpp"
 #include "fusor/compile/plan.hpp"
 #include "fusor/compile/profile.hpp"
@@ -55,6 +56,8 @@ class program {
     fusor::plan plan;
     std::unique_ptr<prepared_plan> kernels;
     std::vector<bool> runs;  ///< per step: whether it runs a kernel
+    /// Where the processes agree, in a plan with collectives (compile/collective_step.hpp).
+    detail::agreement_points agreements;
     std::uint64_t id = 0;    ///< unique within the program (graphs are keyed by it)
     bool warm = false;       ///< has run once (its kernels loaded, its libraries initialised)
   };
@@ -134,8 +137,10 @@ class program {
   template <class Before>
   void run(entry& e, profile_report* profile, Before&& before) {
     const auto& steps = e.plan.steps;
+    const bool agreeing = !e.agreements.before.empty();
     for (std::size_t i = 0; i < steps.size(); ++i) {
       if (!e.runs[i]) continue;
+      if (agreeing && e.agreements.before[i]) agree(e, i);
       before(steps[i]);
       if (!profile) {
         e.kernels->run(i, slots_.data());
@@ -147,6 +152,7 @@ class program {
       profile->record(steps[i].label,
                       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), steps[i].bytes);
     }
+    if (e.agreements.at_end) agree(e, steps.size());
   }
 
   std::size_t arena_bytes() const noexcept { return arena_.bytes(); }
@@ -158,6 +164,11 @@ class program {
  private:
   /// plan_for beyond its most recent plan (compile/impl/program.ipp).
   FUSOR_RUNTIME entry& find_or_build(const call_facts& facts);
+  /// The processes' agreement before step i (i = the step count: after the last).
+  void agree(entry& e, std::size_t i) {
+    e.kernels->synchronize();  // a device's steps so far have run (and failed, if one did)
+    graph_.collectives.agree(e.agreements.signature, e.agreements.what, e.agreements.again_after(i));
+  }
 
   backend_id backend_ = backend_id::host;
   memory_space space_ = host;

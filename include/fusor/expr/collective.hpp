@@ -97,9 +97,10 @@ inline constexpr bool is_collective_v<collective_node<A>> = true;
 /// The collectives of one graph, and the state of the current call's agreement.
 struct collective_table {
   std::vector<std::shared_ptr<const collective_op>> ops;  ///< by graph_node::leaf
-  /// Whether this call took part in its agreement already (set before the
-  /// agreement runs, so that an error it throws is not followed by another
-  /// agreement from the error path); cleared when a call starts.
+  /// Whether this call has no agreement ahead (set before an agreement runs,
+  /// so that an error it throws is not followed by another agreement from the
+  /// error path, and cleared after it when another follows in the same call);
+  /// cleared when a call starts.
   mutable bool agreed = false;
   bool empty() const noexcept { return ops.empty(); }
   int add(std::shared_ptr<const collective_op> op) {
@@ -118,8 +119,14 @@ struct collective_table {
       if (first) f(*ops[i]);
     }
   }
-  /// From a failing call's error path, before the agreement: tells the other
-  /// processes this one will not take part (they throw; this one returns).
+  /// Every group agrees (above); `again`: another agreement follows in this call.
+  void agree(std::uint64_t signature, const std::string& what, bool again) const {
+    agreed = true;  // an error here is every process's: no agreement from the error path
+    for_each_group([&](const collective_op& op) { op.agree(true, signature, what); });
+    agreed = !again;
+  }
+  /// From a failing call's error path, before its next agreement: tells the
+  /// other processes this one will not take part (they throw; this one returns).
   void abandon() const {
     if (agreed) return;
     agreed = true;
