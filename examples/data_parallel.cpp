@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <string>
 
 #include <xtensor/xview.hpp>
 
@@ -84,7 +85,15 @@ int main(int argc, char** argv) {
     std::printf("%d processes, %d epochs of %zu samples (minibatch %zu, %zu per process): %.3f s, %.1f us per step\n", size,
                 epochs, samples, batch, share, seconds, 1e6 * seconds / (epochs * (samples / batch)));
     std::printf("parameters identical on every process: %s\n", all ? "yes" : "NO");
-    std::printf("\nthe step's plan on process 0:\n%s", step.plan().c_str());
+    // The plan's communication steps (f.plan() prints the whole plan).
+    std::printf("\nthe step's communication steps, on process 0:\n");
+    const std::string plan = step.plan();
+    for (std::size_t at = 0, end; at < plan.size(); at = end + 1) {
+      end = plan.find('\n', at);
+      if (end == std::string::npos) end = plan.size();
+      const std::string line = plan.substr(at, end - at);
+      if (line.find(" communicate ") != std::string::npos) std::printf("%s\n", line.c_str());
+    }
   }
   MPI_Finalize();
   return all ? 0 : 1;
