@@ -86,12 +86,6 @@ inline void check(int rc, const char* call) {
   throw error(std::string("fusor::allreduce: ") + call + " failed: " + std::string(text, static_cast<std::size_t>(len)));
 }
 
-inline int rank_of(MPI_Comm comm) {
-  int r = 0;
-  check(MPI_Comm_rank(comm, &r), "MPI_Comm_rank");
-  return r;
-}
-
 /// An allreduce over one communicator (expr/collective.hpp's operation).
 class allreduce_op final : public collective_op {
  public:
@@ -105,6 +99,7 @@ class allreduce_op final : public collective_op {
                   "last call");
     if (comm == MPI_COMM_NULL) throw value_error("fusor::allreduce: the communicator is MPI_COMM_NULL");
     check(MPI_Comm_size(comm, &size_), "MPI_Comm_size");
+    check(MPI_Comm_rank(comm, &rank_), "MPI_Comm_rank");
   }
 
   std::string text(std::string_view operand) const override {
@@ -146,9 +141,8 @@ class allreduce_op final : public collective_op {
     }
   }
   void agree(bool ok, std::uint64_t signature, const std::string& what) const override {
-    const int rank = rank_of(comm_);
     const auto s = static_cast<std::int64_t>(signature >> 1);  // 63 bits: its negation fits
-    std::int64_t v[4] = {ok ? 0 : 1, ok ? 0 : rank + 1, ok ? s : INT64_MIN, ok ? -s : INT64_MIN};
+    std::int64_t v[4] = {ok ? 0 : 1, ok ? 0 : rank_ + 1, ok ? s : INT64_MIN, ok ? -s : INT64_MIN};
     check(MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_INT64_T, MPI_MAX, comm_), "MPI_Allreduce (the call's agreement)");
     if (v[0]) {
       if (!ok) return;  // this process's own error is the one it reports
@@ -166,7 +160,7 @@ class allreduce_op final : public collective_op {
     std::string msg = "fusor: the processes disagree on the collectives of this call (expected the same shapes and "
                       "dtypes on every process); nothing was changed on any process:";
     for (int p = 0; p < size_; ++p)
-      msg += std::string("\n  process ") + std::to_string(p) + (p == rank ? " (this one)" : "") + ": " +
+      msg += std::string("\n  process ") + std::to_string(p) + (p == rank_ ? " (this one)" : "") + ": " +
              std::string(all.data() + static_cast<std::size_t>(p) * width);
     throw shape_error(msg);
   }
@@ -187,6 +181,7 @@ class allreduce_op final : public collective_op {
   MPI_Comm comm_;
   reduce_op op_;
   int size_ = 1;
+  int rank_ = 0;  ///< this process's, in comm
 };
 
 }  // namespace mpi_detail

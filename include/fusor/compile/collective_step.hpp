@@ -18,7 +18,6 @@
 // anything of a call another process failed.
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -44,52 +43,47 @@ inline bool writes_in_place(const step_info& s) noexcept {
 
 /// Where a plan's processes agree (above), its signature, and the same in words.
 struct agreement_points {
-  std::vector<char> before;  ///< per step: the processes agree before it runs
+  std::vector<char> before;  ///< per step: the processes agree before it runs (empty: no collectives)
   bool at_end = false;       ///< ... and after the last step
+  std::size_t last = 0;      ///< the last step agreed before
   std::uint64_t signature = 0;
   std::string what;
-  bool any() const noexcept { return at_end || std::find(before.begin(), before.end(), 1) != before.end(); }
-  /// Whether an agreement follows the one before step i.
-  bool again_after(std::size_t i) const noexcept {
-    for (std::size_t j = i + 1; j < before.size(); ++j)
-      if (before[j]) return true;
-    return at_end;
-  }
+  /// Whether another agreement follows the one before step i (i = the step
+  /// count: the one after the last step, which none follows).
+  bool again_after(std::size_t i) const noexcept { return i < last || (at_end && i < before.size()); }
 };
 
 inline agreement_points agreements_of(const graph& g, const plan& p) {
   agreement_points a;
-  bool collectives = false;
-  for (const step_info& s : p.steps) collectives = collectives || s.kind == step_kind::communicate;
-  if (!collectives) return a;
   a.before.assign(p.steps.size(), 0);
+  bool collectives = false;
   bool pending = true;  // a failure possible since the last agreement (the call's own start counts)
-  for (std::size_t i = 0; i < p.steps.size(); ++i) {
-    const step_info& s = p.steps[i];
-    if (pending && (s.kind == step_kind::communicate || writes_in_place(s))) {
-      a.before[i] = 1;
-      pending = false;
-    }
-    if (may_fail(s.kind)) pending = true;
-  }
-  a.at_end = pending;
-  // The signature: FNV-1a over (dtype, extents) of every collective, in plan order.
-  std::uint64_t h = 1469598103934665603ull;
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a over (dtype, extents) of every collective, in plan order
   auto mix = [&](std::uint64_t v) {
     for (int b = 0; b < 8; ++b) {
       h ^= (v >> (8 * b)) & 0xffu;
       h *= 1099511628211ull;
     }
   };
-  for (const step_info& other : p.steps) {
-    if (other.kind != step_kind::communicate) continue;
-    const dims& shape = p.shapes[static_cast<std::size_t>(other.node)];
-    mix(static_cast<std::uint64_t>(g[other.node].type));
+  for (std::size_t i = 0; i < p.steps.size(); ++i) {
+    const step_info& s = p.steps[i];
+    if (pending && (s.kind == step_kind::communicate || writes_in_place(s))) {
+      a.before[i] = 1;
+      a.last = i;
+      pending = false;
+    }
+    if (may_fail(s.kind)) pending = true;
+    if (s.kind != step_kind::communicate) continue;
+    collectives = true;
+    const dims& shape = p.shapes[static_cast<std::size_t>(s.node)];
+    mix(static_cast<std::uint64_t>(g[s.node].type));
     mix(shape.rank());
     for (std::size_t d = 0; d < shape.rank(); ++d) mix(shape[d]);
-    a.what += (a.what.empty() ? "" : ", ") + g[other.node].text + " of " + std::string(name(g[other.node].type)) + " " +
+    a.what += (a.what.empty() ? "" : ", ") + g[s.node].text + " of " + std::string(name(g[s.node].type)) + " " +
               shape.str();
   }
+  if (!collectives) return agreement_points{};
+  a.at_end = pending;
   a.signature = h;
   return a;
 }

@@ -89,11 +89,6 @@ class collective_node : public expression_base {
   std::shared_ptr<const collective_op> op_;
 };
 
-template <class X>
-inline constexpr bool is_collective_v = false;
-template <class A>
-inline constexpr bool is_collective_v<collective_node<A>> = true;
-
 /// The collectives of one graph, and the state of the current call's agreement.
 struct collective_table {
   std::vector<std::shared_ptr<const collective_op>> ops;  ///< by graph_node::leaf

@@ -593,15 +593,7 @@ class planner {
       s.node = node;
       s.dest = slot;
       if (const int k = direct_output_of(node); k >= 0 && direct_[static_cast<std::size_t>(k)]) s.target = k;
-      const int c = n.child[0];
-      const node_value& v = in_memory(c);
-      ensure_value(c);
-      if (v.contiguous() && v.offset == 0) {
-        s.reads.push_back(v.slot);
-      } else {
-        ensure_copy(c);
-        s.reads.push_back(copy_of(c));
-      }
+      s.reads.push_back(slot_read_as(n.child[0], [](const node_value& v) { return v.offset == 0 && v.contiguous(); }));
       s.label = n.text;
       s.bytes = group_bytes(s.reads) + static_cast<double>(p_.slots[static_cast<std::size_t>(slot)].bytes);
       producer_[static_cast<std::size_t>(slot)] = emit(std::move(s));
@@ -816,18 +808,19 @@ class planner {
   /// (an operand BLAS cannot read as it is gets a contiguous copy).
   std::vector<int> dot_operands(int node) {
     std::vector<int> reads;
-    for (int k = 0; k < 2; ++k) {
-      const int c = g_[node].child[static_cast<std::size_t>(k)];
-      const node_value& v = in_memory(c);  // a fused operand gets a copy
-      ensure_value(c);
-      if (blas_ready(v)) {
-        reads.push_back(v.slot);
-      } else {
-        ensure_copy(c);
-        reads.push_back(copy_of(c));
-      }
-    }
+    for (int k = 0; k < 2; ++k) reads.push_back(slot_read_as(g_[node].child[static_cast<std::size_t>(k)], blas_ready));
     return reads;
+  }
+
+  /// Emits what node c's value needs and returns the slot a step reads it
+  /// from: its own, where `ready` accepts its view, else a contiguous copy
+  /// (a fused value gets one either way).
+  int slot_read_as(int c, bool (*ready)(const node_value&)) {
+    const node_value& v = in_memory(c);
+    ensure_value(c);
+    if (ready(v)) return v.slot;
+    ensure_copy(c);
+    return copy_of(c);
   }
 
   // ------------------------------------------------------------ updates accumulated by BLAS
