@@ -1,14 +1,27 @@
 // The doctest main of the multi-process tests: every process runs every test
 // case (each collective needs all of them). Process 0 reports in full; the
 // others report only their failures, each line marked with its process.
+// It also counts the binary's allocations (mpi_test.hpp).
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
+
+#include <atomic>
+#include <cstdio>
 
 #define OMPI_SKIP_MPICXX 1  // the C API only
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
-#include <cstdio>
+#include "../replace_new.hpp"
+
+namespace mpi_test {
+std::atomic<std::size_t> allocations{0};  // declared in mpi_test.hpp
+}
+
+void* test_allocate(std::size_t n, std::size_t align) noexcept {
+  mpi_test::allocations.fetch_add(1, std::memory_order_relaxed);
+  return test_new::system_allocate(n, align);
+}
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);

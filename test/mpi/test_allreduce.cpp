@@ -18,46 +18,13 @@
 #include <fusor/mpi.hpp>
 
 #include "../device/device_harness.hpp"
-#include "../replace_new.hpp"
+#include "mpi_test.hpp"
 
-namespace {
-std::atomic<std::size_t> allocations{0};
-
-int rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-int size() {
-  int s = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
-
-/// Whether `bytes` are the same on every process (compared with process 0's).
-bool same_everywhere(const void* data, std::size_t bytes) {
-  std::vector<char> root(bytes);
-  if (rank() == 0) std::memcpy(root.data(), data, bytes);
-  MPI_Bcast(root.data(), static_cast<int>(bytes), MPI_CHAR, 0, MPI_COMM_WORLD);
-  int same = std::memcmp(root.data(), data, bytes) == 0, all = 0;
-  MPI_Allreduce(&same, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  return all == 1;
-}
-
-/// The same pseudo-random matrix on every process (a fixed seed).
-xt::xtensor<double, 2> normal_matrix(std::size_t rows, std::size_t cols, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> normal;
-  xt::xtensor<double, 2> m(std::array<std::size_t, 2>{rows, cols});
-  for (auto& v : m) v = normal(rng);
-  return m;
-}
-}  // namespace
-
-void* test_allocate(std::size_t n, std::size_t align) noexcept {
-  allocations.fetch_add(1, std::memory_order_relaxed);
-  return test_new::system_allocate(n, align);
-}
+using mpi_test::allocations;
+using mpi_test::normal_matrix;
+using mpi_test::rank;
+using mpi_test::same_everywhere;
+using mpi_test::size;
 
 TEST_CASE("allreduce: sum, mean, max and min of every process's values") {
   const int r = rank(), p = size();

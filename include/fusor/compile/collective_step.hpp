@@ -77,8 +77,9 @@ inline agreement_points agreements_of(const graph& g, const plan& p) {
     collectives = true;
     const dims& shape = p.shapes[static_cast<std::size_t>(s.node)];
     mix(static_cast<std::uint64_t>(g[s.node].type));
+    const collective_op& op = *g.collectives.ops[static_cast<std::size_t>(g[s.node].leaf)];
     mix(shape.rank());
-    for (std::size_t d = 0; d < shape.rank(); ++d) mix(shape[d]);
+    for (std::size_t d = 0; d < shape.rank(); ++d) mix(op.same_extent_everywhere(d) ? shape[d] : ~std::uint64_t{0});
     a.what += (a.what.empty() ? "" : ", ") + g[s.node].text + " of " + std::string(name(g[s.node].type)) + " " +
               shape.str();
   }
@@ -92,9 +93,10 @@ inline agreement_points agreements_of(const graph& g, const plan& p) {
 struct collective_call {
   const collective_op* op = nullptr;
   int src = -1, dest = -1;  ///< slots
-  std::size_t count = 0;
+  dims shape;
   dtype type{};
-  void run(const void* src_data, void* dest_data) const { op->run(src_data, dest_data, count, type); }
+  std::size_t bytes() const noexcept { return shape.elements() * size_of(type); }
+  void run(const void* src_data, void* dest_data) const { op->run(src_data, dest_data, shape, type); }
 };
 
 /// The collective step `s` of plan `p`, prepared.
@@ -104,7 +106,7 @@ inline collective_call prepare_collective(const graph& g, const plan& p, const s
   c.op = g.collectives.ops[static_cast<std::size_t>(n.leaf)].get();
   c.src = s.reads[0];
   c.dest = s.dest;
-  c.count = p.shapes[static_cast<std::size_t>(s.node)].elements();
+  c.shape = p.shapes[static_cast<std::size_t>(s.node)];
   c.type = n.type;
   return c;
 }

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "fusor/core/config.hpp"
+#include "fusor/core/dims.hpp"
 #include "fusor/core/dtype.hpp"
 #include "fusor/expr/leaves.hpp"
 #include "fusor/expr/node.hpp"
@@ -47,9 +48,20 @@ class collective_op {
   /// Which processes take part: operations with the same group agree once
   /// per call (an MPI communicator's handle).
   virtual std::uint64_t group() const = 0;
-  /// dest = the operation over every process of `count` elements of dtype t
-  /// at `src` (host memory; src == dest: in place).
-  virtual void run(const void* src, void* dest, std::size_t count, dtype t) const = 0;
+  /// dest = the operation over every process of the value at `src`, of
+  /// dtype t and this process's `shape`, in C order (host memory; src ==
+  /// dest: in place).
+  virtual void run(const void* src, void* dest, const dims& shape, dtype t) const = 0;
+  /// Refuses a shape the operation cannot move (with a fusor::shape_error),
+  /// when the call is planned: before any process communicates.
+  virtual void check_shape(const dims& shape) const { (void)shape; }
+  /// Whether every process's operand has the same extent along `axis`
+  /// (agreed before the call's first collective); an exchange between
+  /// neighbours of a partitioned variable lets the partitioned axis differ.
+  virtual bool same_extent_everywhere(std::size_t axis) const {
+    (void)axis;
+    return true;
+  }
   /// The agreement before a call's first collective (above). `ok`: this
   /// process got there; `signature`: a hash of the collectives it will run,
   /// `what` the same in words. Returns normally when every process got there

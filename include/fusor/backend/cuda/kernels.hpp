@@ -600,7 +600,7 @@ struct communicate_step final : prepared_step {
   static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s) {
     auto st = std::make_unique<communicate_step>();
     st->call = fusor::detail::prepare_collective(g, p, s);
-    st->staging.resize(st->call.count * size_of(st->call.type));
+    st->staging.resize(st->call.bytes());
     return st;
   }
 };

@@ -276,7 +276,10 @@ FUSOR_RUNTIME std::vector<dims> infer_shapes(const graph& g, const call_facts& f
         break;
       case node_kind::view: out = detail::resolve_view(n, child(0), c_strides(child(0))).shape; break;
       case node_kind::diagonal: out = detail::resolve_diagonal(n, child(0), c_strides(child(0))).shape; break;
-      case node_kind::collective: out = child(0); break;  // every process's operand has this shape (agreed per call)
+      case node_kind::collective:  // the processes' operands agree, per call, on what the operation needs
+        out = child(0);
+        g.collectives.ops[static_cast<std::size_t>(n.leaf)]->check_shape(out);
+        break;
       case node_kind::specify: {
         out = child(0);
         bool same = out.rank() == static_cast<std::size_t>(n.nparams);
