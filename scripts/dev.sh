@@ -114,13 +114,15 @@ case "${1:-}" in
         "build/examples/$example"
       fi
     done
-    # Data-parallel training on two processes, where MPI is installed
+    # Data-parallel training and the distributed stencil on two processes, where MPI is installed
     # (apt-get install libopenmpi-dev openmpi-bin; the test command installs it).
-    if [ -x build/examples/data_parallel ] && command -v mpirun >/dev/null; then
-      echo "=================== examples/data_parallel (mpirun -np 2)"
-      OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none \
-        mpirun -np 2 build/examples/data_parallel
-    fi
+    for example in data_parallel distributed_jacobi; do
+      if [ -x "build/examples/$example" ] && command -v mpirun >/dev/null; then
+        echo "=================== examples/$example (mpirun -np 2)"
+        OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none \
+          mpirun -np 2 "build/examples/$example"
+      fi
+    done
     ;;
   test)
     # -Og: expression templates compile about twice as fast as at -O2, and

@@ -55,6 +55,12 @@ class collective_op {
   /// Refuses a shape the operation cannot move (with a fusor::shape_error),
   /// when the call is planned: before any process communicates.
   virtual void check_shape(const dims& shape) const { (void)shape; }
+  /// Whether the operation may run in place over its operand's buffer when
+  /// the operand is a shared variable: its result is then the variable
+  /// itself. Only for an operation that changes no cell the variable's owner
+  /// computes (a halo exchange refreshes ghost cells, a cache of the
+  /// neighbours' cells); a reduction would change the variable.
+  virtual bool over_variable() const { return false; }
   /// Whether every process's operand has the same extent along `axis`
   /// (agreed before the call's first collective); an exchange between
   /// neighbours of a partitioned variable lets the partitioned axis differ.

@@ -25,11 +25,17 @@
 // the array's start, the last's ends at its end.
 //
 // The halo exchange is a communication step in the plan (`u.halo()`, a
-// collective node): the slab is copied into a temporary of the arena, whose
-// ghost cells are then received from the neighbours while the process sends
-// them its own edge cells (non-blocking sends and receives, all four in
-// flight at once); the stencil reads the temporary. Along the first axis a
-// ghost block is one contiguous run; along another axis it is an MPI vector
+// collective node): the process receives its ghost cells from its
+// neighbours while it sends them its own edge cells (non-blocking sends and
+// receives, all four in flight at once). It runs over the slab's own buffer:
+// `u.halo()` is the variable itself, its ghost cells refreshed, and a
+// stencil that reads it shifted is computed into a spare buffer and
+// installed, as on one process (no copy of the slab). Where the halo is an
+// output, or the caller holds a view of the slab (get_value(borrow)), it runs
+// on a copy in the arena instead. The ghost cells are a cache of the
+// neighbours' cells: an exchange may refresh them in a call that then fails,
+// and never changes a cell the process owns. Along the first axis a ghost
+// block is one contiguous run; along another axis it is an MPI vector
 // datatype (no packing by fusor). Every call agrees first, as every
 // collective does (expr/collective.hpp), on dtypes and on every extent but
 // the partitioned one.
@@ -147,6 +153,7 @@ class halo_op final : public mpi_collective {
     key.push_back(ghost_);
   }
   bool same_extent_everywhere(std::size_t axis) const override { return axis != axis_; }
+  bool over_variable() const override { return true; }
   void check_shape(const dims& shape) const override {
     const std::size_t need = size_ > 1 ? 3 * ghost_ : 0;
     if (shape.rank() <= axis_ || shape[axis_] < need)

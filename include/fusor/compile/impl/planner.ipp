@@ -141,6 +141,11 @@ class planner {
         }
         case node_kind::shared: set_contiguous(i, p_.shared_slot[static_cast<std::size_t>(n.leaf)]); break;
         case node_kind::collective:
+          if (over_its_variable(i)) {  // a halo exchange: its result is the variable, its ghosts refreshed
+            set_contiguous(i, p_.shared_slot[static_cast<std::size_t>(g_[n.child[0]].leaf)]);
+            break;
+          }
+          [[fallthrough]];
         case node_kind::take: {
           // A take or a collective that is an output writes straight into the output's buffer.
           const int k = direct_output_of(i);
@@ -201,6 +206,17 @@ class planner {
     for (std::size_t k = 0; k < g_.outputs.size(); ++k)
       if (g_.outputs[k].node == node && !g_.outputs[k].candidate) return static_cast<int>(k);
     return -1;
+  }
+
+  /// Whether collective `node` runs in place over its operand's buffer: an
+  /// operation that allows it (collective_op::over_variable), of a shared
+  /// variable read whole, that is not an output, where the caller holds no
+  /// view of the buffer.
+  bool over_its_variable(int node) const {
+    const graph_node& n = g_[node];
+    const graph_node& c = g_[n.child[0]];
+    return g_.collectives.ops[static_cast<std::size_t>(n.leaf)]->over_variable() && c.kind == node_kind::shared &&
+           direct_output_of(node) < 0 && !f_.shared[static_cast<std::size_t>(c.leaf)].viewed;
   }
 
   /// A host argument of a call that runs on a device: copied in first.
