@@ -74,6 +74,36 @@ TEST_CASE("allreduce inside a larger expression, in an update and in eval; the p
   CHECK(e == xt::xtensor<double, 1>{double(p - 1)});
 }
 
+TEST_CASE("an operand nothing else reads is reduced in place, in the temporary it is computed into") {
+  const int p = size();
+  fusor::vector<double> g{"g"};
+  auto communicate_steps = [](const auto& f) {
+    std::vector<fusor::step_info> found;
+    for (const auto& st : f.last_plan().steps)
+      if (st.kind == fusor::step_kind::communicate) found.push_back(st);
+    return found;
+  };
+  // Read by the collective alone: MPI_IN_PLACE in the operand's temporary.
+  auto alone = fusor::function(fusor::inputs(g), fusor::outputs(fusor::sum(fusor::allreduce(g * 2.0, MPI_COMM_WORLD))));
+  CHECK(alone(xt::xtensor<double, 1>{1.0, 2.0, 3.0}) == doctest::Approx(12.0 * p));
+  auto steps = communicate_steps(alone);
+  REQUIRE(steps.size() == 1);
+  CHECK(steps[0].reads[0] == steps[0].dest);
+  CHECK(steps[0].in_place);
+  const std::string plan = alone.plan();
+  CHECK(plan.find("for 2 temporaries") != std::string::npos);  // g * 2 and the sum (not a third for the reduced value)
+  CHECK(plan.find("(in place) = allreduce(t") != std::string::npos);
+  // Read by something else too: the result goes into a temporary of its own.
+  auto shared_operand = fusor::function(
+      fusor::inputs(g), fusor::outputs(fusor::sum(fusor::allreduce(g * 2.0, MPI_COMM_WORLD)), fusor::sum(g * 2.0)));
+  auto [total, local] = shared_operand(xt::xtensor<double, 1>{1.0, 2.0, 3.0});
+  CHECK(total == doctest::Approx(12.0 * p));
+  CHECK(local == doctest::Approx(12.0));
+  steps = communicate_steps(shared_operand);
+  REQUIRE(steps.size() == 1);
+  CHECK(steps[0].reads[0] != steps[0].dest);
+}
+
 TEST_CASE("refusals when the expression is built: a mean of integers, booleans, and max's gradient") {
   fusor::vector<std::int64_t> k{"k"};
   CHECK_THROWS_AS((void)fusor::allreduce(k, MPI_COMM_WORLD, fusor::reduce_op::mean), fusor::dtype_error);

@@ -116,12 +116,9 @@ FUSOR_RUNTIME std::string plan::str(const graph& g) const {
       }
   std::sort(known.begin(), known.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
   known.erase(std::unique(known.begin(), known.end()), known.end());
-  // What each temporary holds: the expression of the step that first writes it.
+  // What each temporary holds when a step reads it: the expression of the
+  // last step before it that wrote it (an in-place step changes it).
   std::vector<const std::string*> held(slots.size(), nullptr);
-  for (const auto& st : steps)
-    if (st.dest >= 0 && st.node >= 0 && slots[static_cast<std::size_t>(st.dest)].kind == slot_kind::temporary &&
-        !held[static_cast<std::size_t>(st.dest)])
-      held[static_cast<std::size_t>(st.dest)] = &g[st.node].text;
   std::string out = "plan for";
   if (backend == backend_id::device) out = "plan on " + space.str() + " for";
   if (g.inputs.empty()) out += " no inputs";
@@ -149,7 +146,7 @@ FUSOR_RUNTIME std::string plan::str(const graph& g) const {
     // temporary it reads.
     std::vector<std::pair<std::string, std::string>> named;
     for (int r : st.reads)
-      if (r >= 0 && r != st.dest && held[static_cast<std::size_t>(r)])
+      if (r >= 0 && held[static_cast<std::size_t>(r)])  // an in-place step reads its own dest
         named.emplace_back(detail::with_known_shapes(*held[static_cast<std::size_t>(r)], known),
                            detail::slot_name(*this, g, r));
     const std::string label = detail::with_known_shapes(st.label, known);
@@ -159,6 +156,8 @@ FUSOR_RUNTIME std::string plan::str(const graph& g) const {
       for (int r : st.reads) line.append(" ").append(detail::slot_name(*this, g, r));
     }
     out.append(line).append("\n");
+    if (st.dest >= 0 && st.node >= 0 && slots[static_cast<std::size_t>(st.dest)].kind == slot_kind::temporary)
+      held[static_cast<std::size_t>(st.dest)] = &g[st.node].text;
   }
   for (std::size_t s = 0; s < slots.size(); ++s)
     if (slots[s].kind == slot_kind::temporary && slots[s].first >= 0)  // not one no step writes

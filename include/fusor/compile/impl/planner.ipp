@@ -117,6 +117,7 @@ class planner {
   }
 
   void make_values() {
+    count_readers();
     for (int i = 0; i < g_.size(); ++i) {
       const graph_node& n = g_[i];
       node_value& v = p_.values[static_cast<std::size_t>(i)];
@@ -143,6 +144,10 @@ class planner {
         case node_kind::collective:
           if (over_its_variable(i)) {  // a halo exchange: its result is the variable, its ghosts refreshed
             set_contiguous(i, p_.shared_slot[static_cast<std::size_t>(g_[n.child[0]].leaf)]);
+            break;
+          }
+          if (const int own = operand_temporary(i); own >= 0) {  // reduced in place (MPI_IN_PLACE)
+            set_contiguous(i, own);
             break;
           }
           [[fallthrough]];
@@ -217,6 +222,19 @@ class planner {
     const graph_node& c = g_[n.child[0]];
     return g_.collectives.ops[static_cast<std::size_t>(n.leaf)]->over_variable() && c.kind == node_kind::shared &&
            direct_output_of(node) < 0 && !f_.shared[static_cast<std::size_t>(c.leaf)].viewed;
+  }
+
+  /// The temporary collective `node` can run in place in: its operand's,
+  /// where nothing else reads the operand and the collective is not an
+  /// output — the slot the operand is computed into (a fused operand's copy),
+  /// or the one it already has. -1 where there is none.
+  int operand_temporary(int node) {
+    const int c = g_[node].child[0];
+    if (readers_[static_cast<std::size_t>(c)] != 1 || direct_output_of(node) >= 0) return -1;
+    const node_value& v = p_.values[static_cast<std::size_t>(c)];
+    if (v.slot < 0) return copy_of(c);  // fused: materialised for the collective alone
+    const bool temporary = p_.slots[static_cast<std::size_t>(v.slot)].kind == slot_kind::temporary;
+    return temporary && v.offset == 0 && v.contiguous() ? v.slot : -1;
   }
 
   /// A host argument of a call that runs on a device: copied in first.
@@ -610,6 +628,7 @@ class planner {
       s.dest = slot;
       if (const int k = direct_output_of(node); k >= 0 && direct_[static_cast<std::size_t>(k)]) s.target = k;
       s.reads.push_back(slot_read_as(n.child[0], [](const node_value& v) { return v.offset == 0 && v.contiguous(); }));
+      s.in_place = s.reads[0] == s.dest;
       s.label = n.text;
       s.bytes = group_bytes(s.reads) + static_cast<double>(p_.slots[static_cast<std::size_t>(slot)].bytes);
       producer_[static_cast<std::size_t>(slot)] = emit(std::move(s));
