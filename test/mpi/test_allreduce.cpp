@@ -104,6 +104,41 @@ TEST_CASE("an operand nothing else reads is reduced in place, in the temporary i
   CHECK(steps[0].reads[0] != steps[0].dest);
 }
 
+TEST_CASE("small allreduces of one kind go as one message; another kind, or a large one, alone") {
+  const int p = size(), r = rank();
+  fusor::vector<double> a{"a"}, b{"b"}, c{"c"};
+  auto mean = [](auto e) { return fusor::allreduce(e, MPI_COMM_WORLD, fusor::reduce_op::mean); };
+  auto f = fusor::function(fusor::inputs(a, b, c),
+                           fusor::outputs(mean(a * 2.0), mean(b * 3.0),
+                                          fusor::allreduce(a * 1.0, MPI_COMM_WORLD, fusor::reduce_op::max),
+                                          mean(c * 1.0)));
+  const xt::xtensor<double, 1> av{1.0 * r, 2.0}, bv{1.0, 2.0 * r, 3.0};
+  const xt::xtensor<double, 1> cv = xt::ones<double>({std::size_t{10000}}) * r;  // 80 kB: alone
+  auto [ma, mb, xa, mc] = f(av, bv, cv);
+  const double mean_r = (p - 1) / 2.0;
+  CHECK(xt::allclose(ma, xt::xtensor<double, 1>{2.0 * mean_r, 4.0}));
+  CHECK(xt::allclose(mb, xt::xtensor<double, 1>{3.0, 6.0 * mean_r, 9.0}));
+  CHECK(xa == xt::xtensor<double, 1>{double(p - 1), 2.0});
+  CHECK(xt::allclose(mc, xt::xtensor<double, 1>(xt::ones<double>({std::size_t{10000}}) * mean_r)));
+  std::vector<int> messages;
+  for (const auto& st : f.last_plan().steps)
+    if (st.kind == fusor::step_kind::communicate) messages.push_back(st.message_steps);
+  CHECK(messages == std::vector<int>{2, 0, 1, 1});
+  CHECK(f.plan().find("(one message with the next 1)") != std::string::npos);
+  // A fused message allocates nothing in steady calls either.
+  auto w = fusor::shared(xt::xtensor<double, 1>{1.0, 2.0}, "w");
+  auto v = fusor::shared(xt::xtensor<double, 1>{3.0, 4.0, 5.0}, "v");
+  auto g = fusor::function(fusor::inputs(fusor::In(a, fusor::borrow), fusor::In(b, fusor::borrow)),
+                           fusor::updates(fusor::update(w, w - 0.1 * mean(a * w)), fusor::update(v, v - 0.1 * mean(b * v))));
+  for (int i = 0; i < 3; ++i) g(av, bv);
+  CHECK(g.plan().find("(one message with the next 1)") != std::string::npos);
+  const std::size_t before = allocations.load();
+  for (int i = 0; i < 50; ++i) g(av, bv);
+  CHECK(allocations.load() - before == 0);
+  CHECK(same_everywhere(w.get_value().data(), 2 * sizeof(double)));
+  CHECK(same_everywhere(v.get_value().data(), 3 * sizeof(double)));
+}
+
 TEST_CASE("refusals when the expression is built: a mean of integers, booleans, and max's gradient") {
   fusor::vector<std::int64_t> k{"k"};
   CHECK_THROWS_AS((void)fusor::allreduce(k, MPI_COMM_WORLD, fusor::reduce_op::mean), fusor::dtype_error);

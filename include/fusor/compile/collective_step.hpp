@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -109,6 +110,55 @@ inline collective_call prepare_collective(const graph& g, const plan& p, const s
   c.shape = p.shapes[static_cast<std::size_t>(s.node)];
   c.type = n.type;
   return c;
+}
+
+/// A communication step as a backend runs it: one collective, or several of
+/// one kind that the plan sends as one message (step_info::message_steps),
+/// their operands packed side by side into a host staging buffer sized here
+/// (a call allocates nothing), combined by one operation, unpacked into each
+/// result. A backend whose slots are not host memory stages even one.
+struct collective_message {
+  std::vector<collective_call> calls;  ///< empty: an earlier step's message carries this step
+  std::vector<std::byte> staging;      ///< empty: one call, run on the slots themselves
+  std::size_t elements = 0;
+
+  /// Runs the message: `copy_in(to, slot, bytes)` and `copy_out(slot, from,
+  /// bytes)` move an operand into the staging buffer and a result out of it.
+  template <class CopyIn, class CopyOut>
+  void run(void* const* slots, CopyIn&& copy_in, CopyOut&& copy_out) {
+    if (calls.empty()) return;
+    if (staging.empty()) {
+      calls[0].run(slots[calls[0].src], slots[calls[0].dest]);
+      return;
+    }
+    std::size_t at = 0;
+    for (const collective_call& c : calls) {
+      copy_in(staging.data() + at, c.src, c.bytes());
+      at += c.bytes();
+    }
+    calls[0].op->run(staging.data(), staging.data(), dims{elements}, calls[0].type);
+    at = 0;
+    for (const collective_call& c : calls) {
+      copy_out(c.dest, staging.data() + at, c.bytes());
+      at += c.bytes();
+    }
+  }
+};
+
+/// The message of communication step `s` of plan `p` (`staged`: always
+/// through the staging buffer).
+inline collective_message prepare_message(const graph& g, const plan& p, const step_info& s, bool staged) {
+  collective_message m;
+  if (s.message_steps == 0) return m;
+  const auto first = static_cast<std::size_t>(&s - p.steps.data());
+  std::size_t bytes = 0;
+  for (int k = 0; k < s.message_steps; ++k) {
+    m.calls.push_back(prepare_collective(g, p, p.steps[first + static_cast<std::size_t>(k)]));
+    m.elements += m.calls.back().shape.elements();
+    bytes += m.calls.back().bytes();
+  }
+  if (staged || m.calls.size() > 1) m.staging.resize(bytes);
+  return m;
 }
 
 }  // namespace fusor::detail

@@ -108,6 +108,10 @@ struct step_info {
     std::uint64_t fill = 0;
   };
   std::vector<move> moves;
+  /// communicate: how many communication steps, from this one on, go as this
+  /// step's one message (several small allreduces of one kind, fused); 0: an
+  /// earlier step's message carries this one.
+  int message_steps = 1;
   std::vector<int> reads;  ///< the slots the step reads
   double bytes = 0;        ///< bytes read and written, STREAM-counted (for the profile)
   std::string label;       ///< what the profile and f.plan() call it

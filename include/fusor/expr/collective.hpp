@@ -55,6 +55,14 @@ class collective_op {
   /// Refuses a shape the operation cannot move (with a fusor::shape_error),
   /// when the call is planned: before any process communicates.
   virtual void check_shape(const dims& shape) const { (void)shape; }
+  /// Whether running `other` (of the same dtype) together with this one, as
+  /// one operation over the two operands side by side, gives both results: an
+  /// elementwise operation over the same processes (two allreduces of one
+  /// kind over one communicator), so that a plan may send them as one message.
+  virtual bool combines_with(const collective_op& other) const {
+    (void)other;
+    return false;
+  }
   /// Whether the operation may run in place over its operand's buffer when
   /// the operand is a shared variable: its result is then the variable
   /// itself. Only for an operation that changes no cell the variable's owner

@@ -45,6 +45,12 @@ class allreduce_op final : public mpi_collective {
     key.push_back(group());
     key.push_back(static_cast<std::uint64_t>(op_));
   }
+  bool combines_with(const collective_op& other) const override {
+    const auto* o = dynamic_cast<const allreduce_op*>(&other);
+    if (!o || o->op_ != op_) return false;
+    int same = MPI_UNEQUAL;
+    return MPI_Comm_compare(o->comm_, comm_, &same) == MPI_SUCCESS && same == MPI_IDENT;
+  }
   /// Refuses what MPI cannot combine, when the expression is built.
   void check_dtype(dtype t) const {
     if (t == dtype::bool_)

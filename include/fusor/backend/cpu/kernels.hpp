@@ -520,13 +520,18 @@ struct gather_step final : prepared_step {
 // ---------------------------------------------------------------- communication
 
 /// A collective (expr/collective.hpp): the transport reads and writes the
-/// slots themselves.
+/// slots themselves (several fused into one message: packed first).
 struct communicate_step final : prepared_step {
-  fusor::detail::collective_call call;
-  void run(void* const* slots) override { call.run(slots[call.src], slots[call.dest]); }
+  fusor::detail::collective_message message;
+  void run(void* const* slots) override {
+    message.run(
+        slots, [&](std::byte* to, int slot, std::size_t n) { std::memcpy(to, slots[slot], n); },
+        [&](int slot, const std::byte* from, std::size_t n) { std::memcpy(slots[slot], from, n); });
+  }
   static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s) {
+    if (s.message_steps == 0) return nullptr;  // carried by an earlier step's message
     auto st = std::make_unique<communicate_step>();
-    st->call = fusor::detail::prepare_collective(g, p, s);
+    st->message = fusor::detail::prepare_message(g, p, s, false);
     return st;
   }
 };

@@ -588,19 +588,17 @@ struct scatter_step final : prepared_step {
 /// (A transport that reads device memory itself — NCCL, a CUDA-aware MPI —
 /// would skip both copies; see the docs on multi-process use.)
 struct communicate_step final : prepared_step {
-  fusor::detail::collective_call call;
-  std::vector<std::byte> staging;
+  fusor::detail::collective_message message;
   bool capturable() const override { return false; }
   void run(void* const* slots, const context& ctx) override {
-    const std::size_t bytes = staging.size();
-    copy_bytes(staging.data(), host, slots[call.src], ctx.space, bytes);
-    call.run(staging.data(), staging.data());
-    copy_bytes(slots[call.dest], ctx.space, staging.data(), host, bytes);
+    message.run(
+        slots, [&](std::byte* to, int slot, std::size_t n) { copy_bytes(to, host, slots[slot], ctx.space, n); },
+        [&](int slot, const std::byte* from, std::size_t n) { copy_bytes(slots[slot], ctx.space, from, host, n); });
   }
   static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s) {
+    if (s.message_steps == 0) return nullptr;  // carried by an earlier step's message
     auto st = std::make_unique<communicate_step>();
-    st->call = fusor::detail::prepare_collective(g, p, s);
-    st->staging.resize(st->call.bytes());
+    st->message = fusor::detail::prepare_message(g, p, s, true);
     return st;
   }
 };

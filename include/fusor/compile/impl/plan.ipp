@@ -141,6 +141,9 @@ FUSOR_RUNTIME std::string plan::str(const graph& g) const {
       line.append(" ").append(name(d.type)).append(" ").append(d.shape.str());
     }
     if (st.in_place) line.append(" (in place)");
+    if (st.kind == step_kind::communicate && st.message_steps > 1)
+      line.append(" (one message with the next ").append(std::to_string(st.message_steps - 1)).append(")");
+    if (st.kind == step_kind::communicate && st.message_steps == 0) line.append(" (in an earlier step's message)");
     // A gradient's steps would spell out the forward expression again and
     // again (kilobytes a line): what an earlier step computed is named by the
     // temporary it reads.

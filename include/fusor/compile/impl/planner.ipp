@@ -62,6 +62,7 @@ class planner {
     decide_transfers();
     decide_in_place();
     emit_steps();
+    if (!g_.collectives.empty()) fuse_messages();
     assign_offsets();
     return std::move(p_);
   }
@@ -500,7 +501,14 @@ class planner {
       return;
     }
     const int slot = p_.values[static_cast<std::size_t>(node)].slot;
-    if (slot < 0 || producer_[static_cast<std::size_t>(slot)] >= 0) return;
+    if (slot < 0) return;
+    if (const int by = producer_[static_cast<std::size_t>(slot)]; by >= 0) {
+      // A collective in place shares its slot with its operand (or its
+      // variable), which an earlier step may have written: done only once
+      // its own step is.
+      const step_info& s = p_.steps[static_cast<std::size_t>(by)];
+      if (n.kind != node_kind::collective || (s.kind == step_kind::communicate && s.node == node)) return;
+    }
     if (fused(n.kind)) {
       if (slot == copy_[static_cast<std::size_t>(node)]) ensure_copy(node);
       return;
@@ -627,7 +635,7 @@ class planner {
       s.node = node;
       s.dest = slot;
       if (const int k = direct_output_of(node); k >= 0 && direct_[static_cast<std::size_t>(k)]) s.target = k;
-      s.reads.push_back(slot_read_as(n.child[0], [](const node_value& v) { return v.offset == 0 && v.contiguous(); }));
+      s.reads.push_back(slot_read_as(n.child[0], whole_run));
       s.in_place = s.reads[0] == s.dest;
       s.label = n.text;
       s.bytes = group_bytes(s.reads) + static_cast<double>(p_.slots[static_cast<std::size_t>(slot)].bytes);
@@ -845,6 +853,46 @@ class planner {
     std::vector<int> reads;
     for (int k = 0; k < 2; ++k) reads.push_back(slot_read_as(g_[node].child[static_cast<std::size_t>(k)], blas_ready));
     return reads;
+  }
+
+  /// A view a transport reads as it is: one run of elements from the start.
+  static bool whole_run(const node_value& v) { return v.offset == 0 && v.contiguous(); }
+
+  /// Consecutive communication steps that combine (collective_op::
+  /// combines_with: allreduces of one kind over one communicator) and move
+  /// the same dtype go as one message where each is small: a message costs a
+  /// latency (microseconds inside a node, tens across a network) that the
+  /// packing, a copy of a few kilobytes, does not. Larger ones go alone: on
+  /// them the packing would cost as much as the message saves.
+  void fuse_messages() {
+    constexpr std::size_t small = std::size_t{64} << 10, most = std::size_t{1} << 20;
+    auto& steps = p_.steps;
+    auto bytes_of = [&](const step_info& s) {
+      return p_.shapes[static_cast<std::size_t>(s.node)].elements() * size_of(g_[s.node].type);
+    };
+    auto op_of = [&](const step_info& s) -> const collective_op& {
+      return *g_.collectives.ops[static_cast<std::size_t>(g_[s.node].leaf)];
+    };
+    for (std::size_t i = 0; i < steps.size();) {
+      if (steps[i].kind != step_kind::communicate) {
+        ++i;
+        continue;
+      }
+      std::size_t j = i + 1, total = bytes_of(steps[i]);
+      auto joins = [&](const step_info& s) {
+        if (s.kind != step_kind::communicate || g_[s.node].type != g_[steps[i].node].type ||
+            !op_of(steps[i]).combines_with(op_of(s)) || bytes_of(s) > small || total + bytes_of(s) > most)
+          return false;
+        for (std::size_t k = i; k < j; ++k)  // its operand is no result of the message itself
+          if (steps[k].dest == s.reads[0]) return false;
+        return true;
+      };
+      if (total <= small)
+        for (; j < steps.size() && joins(steps[j]); ++j) total += bytes_of(steps[j]);
+      steps[i].message_steps = static_cast<int>(j - i);
+      for (std::size_t k = i + 1; k < j; ++k) steps[k].message_steps = 0;
+      i = j;
+    }
   }
 
   /// Emits what node c's value needs and returns the slot a step reads it
@@ -1100,9 +1148,13 @@ class planner {
     // Gathers check their indices: before any output or update is written.
     for (int i = 0; i < g_.size(); ++i)
       if (g_[i].kind == node_kind::take) ensure_value(i);
-    // A collective that is an output writes into the output's buffer (no output step of its own).
-    for (std::size_t k = 0; k < g_.outputs.size(); ++k)
-      if (direct_[k] && g_[g_.outputs[k].node].kind == node_kind::collective) ensure_value(g_.outputs[k].node);
+    // Collectives: every operand first, then the communication steps side by
+    // side, so that several of one kind can go as one message (fuse_messages).
+    // (A collective that is an output writes into the output's buffer.)
+    for (int i = 0; i < g_.size(); ++i)
+      if (g_[i].kind == node_kind::collective) (void)slot_read_as(g_[i].child[0], whole_run);
+    for (int i = 0; i < g_.size(); ++i)
+      if (g_[i].kind == node_kind::collective) ensure_value(i);
     // Outputs that are never written in place: one pass where they share a shape.
     std::vector<int> plain;
     bool direct = false;
@@ -1215,9 +1267,21 @@ class planner {
   // ------------------------------------------------------------ the arena
 
   void assign_offsets() {
-    // Liveness: each temporary from the step writing it to the last reading it.
+    // Liveness: each temporary from the first step writing it (an in-place
+    // step may write it again) to the last reading it.
     for (std::size_t s = 0; s < p_.slots.size(); ++s)
-      if (p_.slots[s].kind == slot_kind::temporary) p_.slots[s].first = p_.slots[s].last = producer_[s];
+      if (p_.slots[s].kind == slot_kind::temporary) p_.slots[s].first = p_.slots[s].last = -1;
+    for (int i = 0; i < static_cast<int>(p_.steps.size()); ++i) {
+      const step_info& st = p_.steps[static_cast<std::size_t>(i)];
+      // A message of several communication steps writes every result at its first.
+      const int writes = st.kind == step_kind::communicate ? std::max(st.message_steps, 1) : 1;
+      for (int k = 0; k < writes; ++k) {
+        const int d = p_.steps[static_cast<std::size_t>(i + k)].dest;
+        if (d < 0) continue;
+        auto& slot = p_.slots[static_cast<std::size_t>(d)];
+        if (slot.kind == slot_kind::temporary && slot.first < 0) slot.first = slot.last = i;
+      }
+    }
     for (int i = 0; i < static_cast<int>(p_.steps.size()); ++i) {
       auto touch = [&](int s) {
         if (s < 0) return;
