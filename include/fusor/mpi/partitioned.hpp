@@ -48,6 +48,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -141,6 +142,14 @@ class halo_op final : public mpi_collective {
  public:
   halo_op(MPI_Comm comm, std::size_t axis, std::size_t ghost)
       : mpi_collective(comm, "fusor::halo"), axis_(axis), ghost_(ghost) {}
+  halo_op(const halo_op&) = delete;
+  halo_op& operator=(const halo_op&) = delete;
+  ~halo_op() override {
+    int finalised = 0;
+    MPI_Finalized(&finalised);
+    if (!finalised)  // after MPI_Finalize, MPI has freed them itself
+      for (vector_type& v : types_) MPI_Type_free(&v.type);
+  }
 
   std::string text(std::string_view operand) const override {
     return "halo(" + std::string(operand) + ", axis " + std::to_string(axis_) + ", ghost " + std::to_string(ghost_) +
@@ -171,7 +180,7 @@ class halo_op final : public mpi_collective {
     if (run > INT_MAX || s.outer > INT_MAX || s.length * s.inner > INT_MAX)
       throw value_error("fusor::halo: a ghost block of " + std::to_string(s.outer) + " x " + std::to_string(run) +
                         " elements is beyond MPI's int counts");
-    block_type type(datatype(t, who_), s, run, *this);
+    const block_type type = block_of(datatype(t, who_), s, run);
     auto* d = static_cast<std::byte*>(dest);
     auto at = [&](std::size_t cell) { return d + cell * s.inner * esize; };
     const int up = rank_ > 0 ? rank_ - 1 : MPI_PROC_NULL, down = rank_ + 1 < size_ ? rank_ + 1 : MPI_PROC_NULL;
@@ -190,32 +199,34 @@ class halo_op final : public mpi_collective {
   }
 
  private:
-  /// The MPI datatype of one ghost block: the element type itself, `run`
-  /// times, along the first axis; a vector type, freed on leaving, along
-  /// another.
+  /// One ghost block as MPI moves it: the element type itself, `run` times,
+  /// along the first axis; along another, one vector datatype, made the first
+  /// time a shape is exchanged and kept for the operation's life (a steady
+  /// call makes none).
   struct block_type {
     MPI_Datatype type;
     int count;
-    bool derived = false;
-    block_type(MPI_Datatype element, const axis_split& s, std::size_t run, const halo_op& op) : type(element) {
-      if (s.outer == 1) {
-        count = static_cast<int>(run);
-        return;
-      }
-      count = 1;
-      op.check(MPI_Type_vector(static_cast<int>(s.outer), static_cast<int>(run), static_cast<int>(s.length * s.inner),
-                               element, &type),
-               "MPI_Type_vector");
-      derived = true;
-      op.check(MPI_Type_commit(&type), "MPI_Type_commit");
-    }
-    block_type(const block_type&) = delete;
-    block_type& operator=(const block_type&) = delete;
-    ~block_type() {
-      if (derived) MPI_Type_free(&type);
-    }
   };
+  struct vector_type {
+    std::size_t outer, run, stride;
+    MPI_Datatype element, type;
+  };
+  block_type block_of(MPI_Datatype element, const axis_split& s, std::size_t run) const {
+    if (s.outer == 1) return {element, static_cast<int>(run)};
+    const std::size_t stride = s.length * s.inner;
+    const std::lock_guard<std::mutex> lock(types_mutex_);
+    for (const vector_type& v : types_)
+      if (v.outer == s.outer && v.run == run && v.stride == stride && v.element == element) return {v.type, 1};
+    MPI_Datatype type;
+    check(MPI_Type_vector(static_cast<int>(s.outer), static_cast<int>(run), static_cast<int>(stride), element, &type),
+          "MPI_Type_vector");
+    check(MPI_Type_commit(&type), "MPI_Type_commit");
+    types_.push_back({s.outer, run, stride, element, type});
+    return {type, 1};
+  }
 
+  mutable std::mutex types_mutex_;
+  mutable std::vector<vector_type> types_;
   std::size_t axis_, ghost_;
 };
 
@@ -232,7 +243,6 @@ class partitioned {
   partitioned(shared<T> local, partition layout, MPI_Comm comm)
       : local_(std::move(local)),
         layout_(layout),
-        comm_(comm),
         halo_(std::make_shared<mpi_detail::halo_op>(comm, layout.axis, layout.ghost)) {}
 
   /// This process's slab: read it, update it, save it as any shared variable.
@@ -240,7 +250,7 @@ class partitioned {
   const shared<T>& local() const noexcept { return local_; }
   /// Where the slab lies in the global array.
   const partition& layout() const noexcept { return layout_; }
-  MPI_Comm comm() const noexcept { return comm_; }
+  MPI_Comm comm() const noexcept { return halo_->comm(); }
 
   /// The slab with its ghost cells received from the neighbouring processes:
   /// an expression (a communication step in the plan).
@@ -273,10 +283,10 @@ class partitioned {
     }
     // Every process learns whether the root wrote the file.
     int length = static_cast<int>(failure.size());
-    mpi_detail::check(MPI_Bcast(&length, 1, MPI_INT, root, comm_), "fusor::partitioned::save", "MPI_Bcast");
+    mpi_detail::check(MPI_Bcast(&length, 1, MPI_INT, root, comm()), "fusor::partitioned::save", "MPI_Bcast");
     if (length == 0) return;
     failure.resize(static_cast<std::size_t>(length));
-    mpi_detail::check(MPI_Bcast(failure.data(), length, MPI_CHAR, root, comm_), "fusor::partitioned::save",
+    mpi_detail::check(MPI_Bcast(failure.data(), length, MPI_CHAR, root, comm()), "fusor::partitioned::save",
                       "MPI_Bcast");
     throw error("fusor::partitioned::save: process " + std::to_string(root) + " could not write " +
                 detail::quoted(file) + ": " + failure);
@@ -293,7 +303,7 @@ class partitioned {
     for (std::size_t d = 0; d < shape.rank(); ++d)
       mine[d + 2] = d == layout_.axis ? -1 : static_cast<std::int64_t>(shape[d]);
     mpi_detail::check(MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_INT64_T, all.data(),
-                                    static_cast<int>(mine.size()), MPI_INT64_T, comm_),
+                                    static_cast<int>(mine.size()), MPI_INT64_T, comm()),
                       "fusor::partitioned::gather", "MPI_Allgather");
     for (int p = 0; p < layout_.processes; ++p) {
       const auto* theirs = all.data() + static_cast<std::size_t>(p) * mine.size();
@@ -316,10 +326,13 @@ class partitioned {
     mpi_detail::copy_cells(reinterpret_cast<const std::byte*>(slab.data()), s, layout_.owned_begin - layout_.begin,
                            mine.data(), mpi_detail::axis_split(with_length(shape, owned), layout_.axis), 0, owned,
                            esize);
-    std::vector<int> counts(static_cast<std::size_t>(layout_.processes)), offsets(counts.size());
+    std::vector<partition> parts;  // every process's
+    for (int p = 0; p < layout_.processes; ++p)
+      parts.push_back(partition::of(layout_.extent, layout_.processes, p, layout_.axis, layout_.ghost));
+    std::vector<int> counts(parts.size()), offsets(parts.size());
     std::size_t total = 0;
     for (int p = 0; p < layout_.processes; ++p) {
-      const partition q = partition::of(layout_.extent, layout_.processes, p, layout_.axis, layout_.ghost);
+      const partition& q = parts[static_cast<std::size_t>(p)];
       const std::size_t bytes = s.outer * (q.owned_end - q.owned_begin) * s.inner * esize;
       if (total + bytes > INT_MAX)
         throw value_error("fusor::partitioned::gather: the whole array's " + std::to_string(total + bytes) +
@@ -333,18 +346,18 @@ class partitioned {
     const char* who = "fusor::partitioned::gather";
     if (root < 0)
       mpi_detail::check(MPI_Allgatherv(mine.data(), static_cast<int>(mine.size()), MPI_BYTE, packed.data(),
-                                       counts.data(), offsets.data(), MPI_BYTE, comm_),
+                                       counts.data(), offsets.data(), MPI_BYTE, comm()),
                         who, "MPI_Allgatherv");
     else
       mpi_detail::check(MPI_Gatherv(mine.data(), static_cast<int>(mine.size()), MPI_BYTE, packed.data(), counts.data(),
-                                    offsets.data(), MPI_BYTE, root, comm_),
+                                    offsets.data(), MPI_BYTE, root, comm()),
                         who, "MPI_Gatherv");
     if (!receives) return T{};
     const dims global = with_length(shape, layout_.extent);
     T all = T::from_shape(std::vector<std::size_t>(global.begin(), global.end()));
     const mpi_detail::axis_split a(global, layout_.axis);
     for (int p = 0; p < layout_.processes; ++p) {
-      const partition q = partition::of(layout_.extent, layout_.processes, p, layout_.axis, layout_.ghost);
+      const partition& q = parts[static_cast<std::size_t>(p)];
       const std::size_t n = q.owned_end - q.owned_begin;
       mpi_detail::copy_cells(packed.data() + offsets[static_cast<std::size_t>(p)],
                              mpi_detail::axis_split(with_length(shape, n), layout_.axis), 0,
@@ -360,7 +373,6 @@ class partitioned {
 
   shared<T> local_;
   partition layout_;
-  MPI_Comm comm_;
   std::shared_ptr<const mpi_detail::halo_op> halo_;
 };
 
@@ -370,11 +382,7 @@ class partitioned {
 template <class T>
   requires tensor_shareable<T>
 partitioned<T> partitioned_shared(const T& global, MPI_Comm comm, partition_options options = {}) {
-  mpi_detail::require_initialised("fusor::partitioned_shared");
-  if (comm == MPI_COMM_NULL) throw value_error("fusor::partitioned_shared: the communicator is MPI_COMM_NULL");
-  int size = 1, rank = 0;
-  mpi_detail::check(MPI_Comm_size(comm, &size), "fusor::partitioned_shared", "MPI_Comm_size");
-  mpi_detail::check(MPI_Comm_rank(comm, &rank), "fusor::partitioned_shared", "MPI_Comm_rank");
+  const auto [size, rank] = mpi_detail::place_in(comm, "fusor::partitioned_shared");
   const dims shape = dims::from(global.shape());
   if (options.axis >= shape.rank())
     throw value_error("fusor::partitioned_shared: expected an axis below the array's rank " +

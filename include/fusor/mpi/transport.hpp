@@ -63,15 +63,30 @@ inline void require_initialised(const char* who) {
                 "MPI_Init_thread) before building anything that communicates, and MPI_Finalize after the last call");
 }
 
+/// This process's place in a communicator.
+struct comm_place {
+  int size = 1, rank = 0;
+};
+
+/// The place of this process in `comm`, refused (naming `who`) before MPI_Init,
+/// after MPI_Finalize, or for MPI_COMM_NULL.
+inline comm_place place_in(MPI_Comm comm, const char* who) {
+  require_initialised(who);
+  if (comm == MPI_COMM_NULL) throw value_error(std::string(who) + ": the communicator is MPI_COMM_NULL");
+  comm_place p;
+  check(MPI_Comm_size(comm, &p.size), who, "MPI_Comm_size");
+  check(MPI_Comm_rank(comm, &p.rank), who, "MPI_Comm_rank");
+  return p;
+}
+
 /// A collective over one communicator: its group, and the agreement
 /// (collective_op::agree) every operation over MPI runs the same way.
 class mpi_collective : public collective_op {
  public:
   mpi_collective(MPI_Comm comm, const char* who) : comm_(comm), who_(who) {
-    require_initialised(who);
-    if (comm == MPI_COMM_NULL) throw value_error(std::string(who) + ": the communicator is MPI_COMM_NULL");
-    mpi_detail::check(MPI_Comm_size(comm, &size_), who, "MPI_Comm_size");
-    mpi_detail::check(MPI_Comm_rank(comm, &rank_), who, "MPI_Comm_rank");
+    const comm_place p = place_in(comm, who);
+    size_ = p.size;
+    rank_ = p.rank;
   }
 
   MPI_Comm comm() const noexcept { return comm_; }
