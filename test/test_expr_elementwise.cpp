@@ -12,8 +12,10 @@
 
 #include <fusor/fusor.hpp>
 
+#include "test_util.hpp"
+
 namespace {
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using fusor_test::contains;
 
 xt::xarray<double> ramp(std::size_t n, double start = 0.5, double step = 0.25) {
   xt::xarray<double> a(std::vector<std::size_t>{n});

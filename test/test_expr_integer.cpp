@@ -11,8 +11,10 @@
 
 #include <fusor/fusor.hpp>
 
+#include "test_util.hpp"
+
 namespace {
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using fusor_test::contains;
 
 template <class T>
 constexpr T lo = std::numeric_limits<T>::min();

@@ -14,6 +14,8 @@
 
 #include <fusor/fusor.hpp>
 
+#include "test_util.hpp"
+
 namespace {
 xt::xtensor<double, 3> cube() {
   xt::xtensor<double, 3> c(std::array<std::size_t, 3>{3, 4, 5});
@@ -22,7 +24,7 @@ xt::xtensor<double, 3> cube() {
       for (std::size_t k = 0; k < 5; ++k) c(i, j, k) = std::sin(1.0 + static_cast<double>(i * 20 + j * 5 + k));
   return c;
 }
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using fusor_test::contains;
 }  // namespace
 
 TEST_CASE("sum/mean/prod/max/min over all axes of a fused expression") {

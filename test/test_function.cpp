@@ -12,9 +12,10 @@
 #include <fusor/fusor.hpp>
 
 #include "test_window.hpp"
+#include "test_util.hpp"
 
 namespace {
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using fusor_test::contains;
 template <class S>
 const void* storage_of(const S& s) {
   return s.get_value(fusor::borrow).data();

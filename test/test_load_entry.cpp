@@ -24,6 +24,7 @@
 #include <fusor/io/npz.hpp>
 
 #include "replace_new.hpp"
+#include "test_util.hpp"
 
 namespace fs = std::filesystem;
 
@@ -60,12 +61,8 @@ struct temp_dir {
   fs::path operator/(const std::string& name) const { return path / name; }
 };
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-template <class V>
-const void* address(const V& v) {
-  return static_cast<const void*>(v.data());
-}
+using fusor_test::address;
+using fusor_test::contains;
 
 /// Writes model.npz with W (float32, 2x3), b (float64, 3), step (int64, 0-d).
 fs::path write_model(const temp_dir& dir) {

@@ -13,8 +13,10 @@
 
 #include <fusor/fusor.hpp>
 
+#include "test_util.hpp"
+
 namespace {
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using fusor_test::contains;
 
 int count_kind(const fusor::plan& p, fusor::step_kind k) {
   return static_cast<int>(std::count_if(p.steps.begin(), p.steps.end(), [&](const auto& s) { return s.kind == k; }));

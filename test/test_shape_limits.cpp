@@ -9,8 +9,10 @@
 
 #include <fusor/fusor.hpp>
 
+#include "test_util.hpp"
+
 namespace {
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using fusor_test::contains;
 constexpr fusor::index_t two32 = fusor::index_t{1} << 32;
 constexpr fusor::index_t two40 = fusor::index_t{1} << 40;
 constexpr fusor::index_t two62 = fusor::index_t{1} << 62;

@@ -11,12 +11,11 @@
 
 #include <fusor/fusor.hpp>
 
+#include "test_util.hpp"
+
 namespace {
-template <class V>
-const void* address(const V& v) {
-  return static_cast<const void*>(v.data());
-}
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using fusor_test::address;
+using fusor_test::contains;
 }  // namespace
 
 TEST_CASE("constructor: default and copy deep-copy, borrow aliases (seeds §'Borrowing when creating')") {

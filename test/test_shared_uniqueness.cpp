@@ -6,11 +6,10 @@
 
 #include <fusor/fusor.hpp>
 
+#include "test_util.hpp"
+
 namespace {
-template <class V>
-const void* address(const V& v) {
-  return static_cast<const void*>(v.data());
-}
+using fusor_test::address;
 }  // namespace
 
 TEST_CASE("borrowing the same user array twice: the second variable gets a copy (fixes R53)") {

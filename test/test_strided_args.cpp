@@ -15,7 +15,7 @@
 #include <fusor/fusor.hpp>
 
 namespace {
-xt::xtensor<double, 2> grid(std::size_t rows, std::size_t cols) {
+xt::xtensor<double, 2> offset_ramp(std::size_t rows, std::size_t cols) {
   xt::xtensor<double, 2> a = xt::xtensor<double, 2>::from_shape({rows, cols});
   for (std::size_t i = 0; i < a.size(); ++i) a.data()[i] = static_cast<double>(i) * 0.25 - 1.0;
   return a;
@@ -23,7 +23,7 @@ xt::xtensor<double, 2> grid(std::size_t rows, std::size_t cols) {
 }  // namespace
 
 TEST_CASE("xtensor views as function arguments: read in place through their strides") {
-  auto data = grid(8, 6);
+  auto data = offset_ramp(8, 6);
   fusor::matrix<double> x{"x"};
   auto W = fusor::shared(xt::xtensor<double, 1>{1, 2, 3, 4, 5, 6}, "W");
   auto f = fusor::function(fusor::inputs(x), fusor::outputs(x * W + 1.0));
@@ -50,7 +50,7 @@ TEST_CASE("adaptors over a pointer, eval bindings, and conversions through strid
   // float32 into a float64 input: converted, reading through the layout.
   auto f = fusor::function(fusor::inputs(x), fusor::outputs(x * 2.0));
   CHECK(f(adapted) == xt::xtensor<double, 2>{{2, 4, 6}, {8, 10, 12}});
-  auto data = grid(4, 5);
+  auto data = offset_ramp(4, 5);
   auto v = xt::view(data, xt::range(1, 3), xt::range(4, 0, -2));
   CHECK(fusor::eval(x + 1.0, x = v) == xt::xtensor<double, 2>(v + 1.0));
   auto fv = xt::view(adapted, xt::all(), 1);
@@ -59,7 +59,7 @@ TEST_CASE("adaptors over a pointer, eval bindings, and conversions through strid
 }
 
 TEST_CASE("a strided argument lent with In(x, borrow) is never written") {
-  auto data = grid(4, 4);
+  auto data = offset_ramp(4, 4);
   const auto before = data;
   fusor::matrix<double> x{"x"};
   auto f = fusor::function(fusor::inputs(fusor::In(x, fusor::borrow)), fusor::outputs(fusor::Out(x * 3.0, fusor::borrow)));
@@ -93,7 +93,7 @@ struct fusor::shared_constructor<column> {
 };
 
 TEST_CASE("a registered type that declares strides is read through them") {
-  auto data = grid(5, 4);
+  auto data = offset_ramp(5, 4);
   const column c{data.data() + 2, 5, 4};  // column 2
   fusor::vector<double> y{"y"};
   auto f = fusor::function(fusor::inputs(y), fusor::outputs(y * 2.0));

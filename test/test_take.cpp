@@ -13,7 +13,7 @@
 #include <fusor/fusor.hpp>
 
 namespace {
-xt::xtensor<double, 2> grid(std::size_t rows, std::size_t cols) {
+xt::xtensor<double, 2> ramp(std::size_t rows, std::size_t cols) {
   xt::xtensor<double, 2> a = xt::xtensor<double, 2>::from_shape({rows, cols});
   for (std::size_t i = 0; i < a.size(); ++i) a.data()[i] = static_cast<double>(i) * 0.5;
   return a;
@@ -21,7 +21,7 @@ xt::xtensor<double, 2> grid(std::size_t rows, std::size_t cols) {
 }  // namespace
 
 TEST_CASE("take rows and columns, negative and repeated indices, as NumPy") {
-  const auto x = grid(6, 4);
+  const auto x = ramp(6, 4);
   auto X = fusor::shared(x, "X");
   fusor::vector<std::int64_t> idx{"idx"};
   auto rows = fusor::function(fusor::inputs(idx), fusor::outputs(fusor::take(X, idx, 0)));
@@ -47,7 +47,7 @@ TEST_CASE("take rows and columns, negative and repeated indices, as NumPy") {
 }
 
 TEST_CASE("index arrays of any rank and dtype; compound operands; a transposed operand") {
-  const auto x = grid(5, 3);
+  const auto x = ramp(5, 3);
   auto X = fusor::shared(x, "X");
   auto I = fusor::shared(xt::xtensor<std::int32_t, 2>{{0, 4}, {3, 3}}, "I");
   const xt::xtensor<double, 3> t = fusor::eval(fusor::take(X, I, 0));
@@ -69,7 +69,7 @@ TEST_CASE("index arrays of any rank and dtype; compound operands; a transposed o
 }
 
 TEST_CASE("an index out of range: an error naming it, and no shared variable changes") {
-  const auto x = grid(4, 3);
+  const auto x = ramp(4, 3);
   auto X = fusor::shared(x, "X");
   auto S = fusor::shared(xt::xtensor<double, 1>{1, 2, 3}, "s");
   fusor::vector<std::int64_t> idx{"idx"};

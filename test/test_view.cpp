@@ -11,11 +11,13 @@
 
 #include <fusor/fusor.hpp>
 
+#include "test_util.hpp"
+
 using fusor::_;
 using fusor::all;
 using fusor::newaxis;
 using fusor::range;
-constexpr auto xt_ = xt::placeholders::_;  // xtensor's own "omitted bound"
+using fusor_test::xt_;  // xtensor's own "omitted bound"
 
 namespace {
 xt::xarray<double> grid(std::size_t rows, std::size_t cols) {

@@ -14,13 +14,15 @@
 
 #include <fusor/fusor.hpp>
 
+#include "test_util.hpp"
+
 using fusor::_;
 using fusor::all;
 using fusor::range;
-constexpr auto xt_ = xt::placeholders::_;
+using fusor_test::xt_;  // xtensor's own "omitted bound"
 
 namespace {
-xt::xtensor<double, 2> grid(std::size_t rows, std::size_t cols) {
+xt::xtensor<double, 2> scrambled(std::size_t rows, std::size_t cols) {
   xt::xtensor<double, 2> a = xt::xtensor<double, 2>::from_shape({rows, cols});
   for (std::size_t i = 0; i < a.size(); ++i) a.data()[i] = static_cast<double>((i * 7919) % 101) * 0.25 - 6.0;
   return a;
@@ -42,7 +44,7 @@ xt::xtensor<double, 2> jacobi_loop(const xt::xtensor<double, 2>& u) {
 }  // namespace
 
 TEST_CASE("the Jacobi stencil: an update of u's interior that reads u shifted equals the plain loop") {
-  auto u0 = grid(9, 7);
+  auto u0 = scrambled(9, 7);
   auto U = fusor::shared(u0, "u");
   const auto inner = [&](auto rows, auto cols) { return fusor::view(U, rows, cols); };
   auto step = fusor::function(
@@ -72,13 +74,13 @@ TEST_CASE("the Jacobi stencil: an update of u's interior that reads u shifted eq
   CHECK(storage_of(U) == a);
   // Ping-pong buffers agree on the border, so it is copied once, not at every
   // step — but a variable written between calls gets its new border copied.
-  const auto fresh = grid(9, 7) * -2.0 + 1.0;
+  const auto fresh = scrambled(9, 7) * -2.0 + 1.0;
   U.set_value(fresh);
   step();
   CHECK(xt::allclose(U.get_value(), jacobi_loop(fresh), 0.0, 1e-14));
   step();
   CHECK(xt::allclose(U.get_value(), jacobi_loop(jacobi_loop(fresh)), 0.0, 1e-14));
-  auto other = grid(9, 7) + 5.0;
+  auto other = scrambled(9, 7) + 5.0;
   fusor::assign(U, fusor::full_like(U, 0) + other(0, 0));  // written in place by another computation
   step();
   xt::xtensor<double, 2> flat = xt::ones<double>({9, 7}) * other(0, 0);
@@ -86,7 +88,7 @@ TEST_CASE("the Jacobi stencil: an update of u's interior that reads u shifted eq
 }
 
 TEST_CASE("an update of a view that reads the variable only where it writes is in place") {
-  auto x0 = grid(5, 6);
+  auto x0 = scrambled(5, 6);
   auto X = fusor::shared(x0, "x");
   const void* before = storage_of(X);
   auto f = fusor::function(fusor::inputs(), fusor::updates(fusor::update(
@@ -115,7 +117,7 @@ TEST_CASE("regions with negative and larger steps, integers and broadcasting val
     CHECK(X.get_value() == xt::xtensor<double, 1>{10, 1, 30, 3, 50, 5, 6});
   }
   SUBCASE("a row by an integer, a column broadcast from a scalar, a block from a row") {
-    auto m0 = grid(4, 5);
+    auto m0 = scrambled(4, 5);
     auto M = fusor::shared(m0, "m");
     xt::xtensor<double, 1> row = {9, 8, 7, 6, 5};
     fusor::vector<double> r{"r"};
@@ -133,13 +135,13 @@ TEST_CASE("regions with negative and larger steps, integers and broadcasting val
     CHECK(M.get_value() == expect);
   }
   SUBCASE("an empty region changes nothing") {
-    auto m0 = grid(3, 3);
+    auto m0 = scrambled(3, 3);
     auto M = fusor::shared(m0, "m");
     fusor::assign(fusor::view(M, range(2, 1)), 5.0);
     CHECK(M.get_value() == m0);
   }
   SUBCASE("a view of no items is the whole variable") {
-    auto M = fusor::shared(grid(2, 3), "m");
+    auto M = fusor::shared(scrambled(2, 3), "m");
     fusor::assign(fusor::view(M), 1.5);
     CHECK(M.get_value() == xt::xtensor<double, 2>(xt::ones<double>({2, 3}) * 1.5));
   }
@@ -174,7 +176,7 @@ TEST_CASE("literals in updates are weak scalars of the variable's dtype") {
 }
 
 TEST_CASE("bad regions and values: an error naming what was wrong, and nothing changes") {
-  auto m0 = grid(4, 5);
+  auto m0 = scrambled(4, 5);
   auto M = fusor::shared(m0, "m");
   fusor::vector<double> v{"v"};
   auto f = fusor::function(fusor::inputs(v), fusor::updates(fusor::update(fusor::view(M, range(1, 3)), v)));

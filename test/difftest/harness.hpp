@@ -87,10 +87,13 @@ inline totals& counts() {
   return t;
 }
 
-/// The expected values and the arguments, one .npz per executable.
+/// The expected values and the arguments of one generated unit (its .npz,
+/// read once; a program may hold several units).
 inline const std::map<std::string, fusor::npy_data>& data(const char* file) {
-  static const std::map<std::string, fusor::npy_data> all = fusor::read_npz(file);
-  return all;
+  static std::map<std::string, std::map<std::string, fusor::npy_data>> by_file;
+  auto it = by_file.find(file);
+  if (it == by_file.end()) it = by_file.emplace(file, fusor::read_npz(file)).first;
+  return it->second;
 }
 
 /// A half-open byte range.

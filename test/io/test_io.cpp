@@ -28,6 +28,8 @@
 #include <fusor/io/npy_format.hpp>
 #include <fusor/io/npz.hpp>
 
+#include "../test_util.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -119,7 +121,7 @@ xt::xarray<E> filled(const std::vector<std::size_t>& shape, E v) {
   return xt::xarray<E>(shape, v);
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using fusor_test::contains;
 
 /// Runs f, requires an io_error whose message names `file` and contains every phrase.
 template <class F>
