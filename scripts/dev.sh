@@ -178,7 +178,9 @@ case "${1:-}" in
       -Druntime=compiled -Dtest_pch=enabled
     # Memory once bounded this build on a 2-vCPU, 23 GB machine (g++'s
     # gradient units took up to 8.5 GB each at -O0 with ASan); under clang the
-    # largest (test_grad_joins) peaks at 3.6 GB, and build() runs one per core.
+    # test groups (test/meson.build) peak at 2.0-2.8 GB (the gradient groups)
+    # and 4.9 GB (the expression and emulated-device groups), and build() runs
+    # one per core.
     build build-asan
     # Every test that runs fusor's code runs here. The compile-fail tests and
     # the install check do not: they run the system compiler and meson on
