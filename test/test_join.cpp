@@ -104,9 +104,9 @@ TEST_CASE("pad: constant and edge, per axis or for all, as NumPy's") {
   CHECK(fusor::eval(fusor::pad(A * 2.0, 2, fusor::edge)) == edge_pad(xt::eval(a * 2.0), 2, 2, 2, 2));
   CHECK(fusor::pad(A, {{1, 2}, {0, 3}}, -1.0).str() == "pad(a, ((1, 2), (0, 3)), -1)");
   CHECK_THROWS_AS((void)fusor::pad(A, {{-1, 0}}, 0.0), fusor::value_error);
-  CHECK_THROWS_AS(fusor::eval(fusor::pad(A, {{1, 1}, {1, 1}, {1, 1}}, 0.0)), fusor::value_error);
+  CHECK_THROWS_AS((void)fusor::eval(fusor::pad(A, {{1, 1}, {1, 1}, {1, 1}}, 0.0)), fusor::value_error);
   auto E = fusor::shared(xt::xtensor<double, 2>::from_shape({0, 2}), "e");
-  CHECK_THROWS_AS(fusor::eval(fusor::pad(E, 1, fusor::edge)), fusor::value_error);
+  CHECK_THROWS_AS((void)fusor::eval(fusor::pad(E, 1, fusor::edge)), fusor::value_error);
   CHECK(fusor::eval(fusor::pad(E, 1, 5.0)) == xt::xtensor<double, 2>(xt::ones<double>({2, 4}) * 5.0));
 }
 

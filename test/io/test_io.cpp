@@ -274,6 +274,7 @@ TEST_CASE_TEMPLATE("npy round trip through static-rank types: xtensor, std::vect
   CHECK_THROWS_AS(((void)fusor::load<xt::xtensor<E, 3>>(dir / "m.npy")), fusor::rank_error);
   CHECK_THROWS_AS((void)fusor::load<E>(dir / "m.npy"), fusor::rank_error);
 }
+#undef FUSOR_ALL_ELEMENTS  // (the unit is compiled with others: test/meson.build)
 
 TEST_CASE("npy keeps NaN, infinities and -0.0 bit for bit") {
   temp_dir dir;
