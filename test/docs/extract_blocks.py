@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""Builds the documentation's C++ blocks into one test program.
+
+Every fenced block whose info string starts with `cpp`, in README.md and
+docs/*.md, is a complete program: it defines `int main()`, which must return 0
+without throwing. This script writes all of them into ONE translation unit
+(a unit that includes fusor costs 30-60 s to compile; one per block would cost
+that many times over):
+
+  - each block in `namespace doc_block_<page>_<n>` (n counts the page's `cpp`
+    blocks from 1), so that blocks may define the same names; its `main` is then
+    an ordinary function of that namespace;
+  - every block's `#include` lines hoisted to the top of the unit, once each;
+  - a `#line` directive before each block, so that a compiler error names the
+    page and the line of the markdown file;
+  - one doctest case per block, named `<page>:<line>` and run in the pages'
+    order, that calls the block's `main` and fails, naming the block, if it
+    throws or returns anything but 0.
+
+Tags, after `cpp` in the info string (as few as possible; an unknown tag is an
+error, so that a misspelt one cannot silently skip a block):
+
+  cpp             compiled in its own namespace and run.
+  cpp standalone  compiled at global scope, for what C++ allows only there (a
+                  specialisation of fusor::shared_constructor, say); its `main`
+                  is renamed by a macro. Run.
+  cpp mpi         needs MPI (fusor/mpi.hpp): compiled only when this script is
+                  given --mpi (meson found MPI), and never run (MPI_Init needs
+                  mpirun); its doctest case is reported skipped. Its includes
+                  are hoisted inside the same condition.
+
+A block without `int main()` is an error here, with its page and line: a
+fragment that is not a program is not a `cpp` block (show output as `text`,
+commands as `sh`).
+
+Usage:
+  extract_blocks.py --list ROOT             print the pages (relative to ROOT)
+  extract_blocks.py --root ROOT --out FILE [--mpi] PAGE...
+"""
+import argparse
+import re
+import sys
+from pathlib import Path
+
+FENCE = re.compile(r'^(\s*)(`{3,}|~{3,})\s*([^\s`]*)\s*(.*?)\s*$')
+INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]')
+MAIN = re.compile(r'\bint\s+main\s*\(\s*(void)?\s*\)')
+TAGS = {'standalone', 'mpi'}
+
+
+def pages(root):
+    root = Path(root)
+    found = [root / 'README.md'] + sorted((root / 'docs').glob('*.md'))
+    return [str(p.relative_to(root)) for p in found if p.exists()]
+
+
+class Block:
+    def __init__(self, page, line, n, tags, code):
+        self.page, self.line, self.n, self.tags, self.code = page, line, n, tags, code
+        slug = re.sub(r'[^0-9A-Za-z]+', '_', Path(page).stem).strip('_').lower()
+        self.name = f'doc_block_{slug}_{n}'
+
+    @property
+    def where(self):
+        return f'{self.page}:{self.line}'
+
+
+def blocks_of(root, page, errors):
+    lines = (Path(root) / page).read_text(encoding='utf-8').splitlines()
+    found = []
+    i = 0
+    while i < len(lines):
+        m = FENCE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        indent, fence, lang, rest = m.groups()
+        # The closing fence: the same character, at least as long, nothing after it.
+        close = re.compile(r'^\s*' + re.escape(fence[0]) + '{' + str(len(fence)) + r',}\s*$')
+        j = i + 1
+        while j < len(lines) and not close.match(lines[j]):
+            j += 1
+        if lang == 'cpp':
+            tags = rest.split()
+            for t in tags:
+                if t not in TAGS:
+                    errors.append(f'{page}:{i + 1}: unknown tag {t!r} (known: {", ".join(sorted(TAGS))})')
+            body = [l[len(indent):] if l.startswith(indent) else l.lstrip() for l in lines[i + 1:j]]
+            block = Block(page, i + 2, len(found) + 1, set(tags), body)
+            if not any(MAIN.search(l) for l in body):
+                errors.append(f'{block.where}: this cpp block has no `int main()`: make it a complete program, '
+                              'or show it as text')
+            found.append(block)
+        i = j + 1
+    return found
+
+
+def c_string(s):
+    return '"' + s.replace('\\', '\\\\').replace('"', '\\"') + '"'
+
+
+def generate(root, page_list, mpi):
+    errors = []
+    blocks = []
+    for page in page_list:
+        blocks += blocks_of(root, page, errors)
+    if errors:
+        raise SystemExit('\n'.join(errors))
+    includes, mpi_includes, seen = [], [], set()
+    for b in blocks:
+        target = mpi_includes if 'mpi' in b.tags else includes
+        for l in b.code:
+            m = INCLUDE.match(l)
+            if m:
+                header = re.match(r'\s*#\s*include\s*([<"][^>"]*[>"])', l).group(1)
+                if (header, target is mpi_includes) not in seen:
+                    seen.add((header, target is mpi_includes))
+                    target.append(f'#include {header}')
+    out = ['// Generated by test/docs/extract_blocks.py from the documentation: do not edit.',
+           f'// {len(blocks)} blocks from {len(page_list)} pages.',
+           '#include <exception>', '#include <string>', '#include <doctest/doctest.h>']
+    out += includes
+    if mpi_includes:
+        out += ['#ifdef FUSOR_DOCS_MPI'] + mpi_includes + ['#endif']
+    out += ['', 'namespace {',
+            'void run_block(const char* where, int (*block_main)()) {',
+            '  int status = 0;',
+            '  try {',
+            '    status = block_main();',
+            '  } catch (const std::exception& e) {',
+            '    FAIL(where << ": the block threw: " << e.what());',
+            '  } catch (...) {',
+            '    FAIL(where << ": the block threw something that is not a std::exception");',
+            '  }',
+            '  if (status != 0) FAIL(where << ": the block\'s main returned " << status);',
+            '}', '}  // namespace', '']
+    if mpi:
+        out.insert(1, '#define FUSOR_DOCS_MPI 1')
+    for b in blocks:
+        guard = 'mpi' in b.tags
+        if guard:
+            out.append('#ifdef FUSOR_DOCS_MPI')
+        if 'standalone' in b.tags:
+            out.append(f'#define main {b.name}_main')
+            out.append(f'#line {b.line} {c_string(b.page)}')
+            out += [l if not INCLUDE.match(l) else '' for l in b.code]
+            out.append('#undef main')
+            entry = f'{b.name}_main'
+        else:
+            out.append(f'namespace {b.name} {{')
+            out.append(f'#line {b.line} {c_string(b.page)}')
+            out += [l if not INCLUDE.match(l) else '' for l in b.code]
+            out.append(f'}}  // namespace {b.name}')
+            entry = f'{b.name}::main'
+        if guard:
+            out.append('#endif')
+        out.append(f'#line {len(out) + 2} "doc_blocks.cpp"')
+        if guard:
+            out.append(f'TEST_CASE({c_string(b.where + " (MPI: compiled where MPI is found, not run)")} '
+                       '* doctest::skip()) {}')
+        else:
+            out.append(f'TEST_CASE({c_string(b.where)}) {{ run_block({c_string(b.where)}, &{entry}); }}')
+        out.append('')
+    return '\n'.join(out) + '\n', blocks
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--list', metavar='ROOT')
+    ap.add_argument('--root')
+    ap.add_argument('--out')
+    ap.add_argument('--mpi', action='store_true')
+    ap.add_argument('pages', nargs='*')
+    args = ap.parse_args()
+    if args.list:
+        print('\n'.join(pages(args.list)))
+        return 0
+    if not args.root or not args.out:
+        ap.error('--root and --out are needed')
+    text, blocks = generate(args.root, args.pages or pages(args.root), args.mpi)
+    Path(args.out).write_text(text, encoding='utf-8')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
