@@ -8,6 +8,7 @@
 #endif
 
 #include "fusor/compile/impl/plan.ipp"
+#include "fusor/compile/impl/profile.ipp"
 #include "fusor/compile/impl/planner.ipp"
 #include "fusor/compile/impl/program.ipp"
 #include "fusor/compile/impl/shapes.ipp"

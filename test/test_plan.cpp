@@ -8,6 +8,11 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -31,6 +36,17 @@ int count_nodes(const fusor::graph& g, fusor::node_kind k) {
 }
 using vec = xt::xtensor<double, 1>;
 using mat = xt::xtensor<double, 2>;
+
+/// One gradient step of a logistic regression (labels -1 and 1) on `w`,
+/// returning the cost: a plan with a forward dot, reductions, the backward
+/// dot and an update in place.
+auto logistic_regression_step(fusor::shared<vec>& w) {
+  fusor::matrix<double> x{"x"};
+  fusor::vector<double> y{"y"};
+  const auto cost = fusor::mean(fusor::softplus(-y * fusor::dot(x, w)));
+  return fusor::function(fusor::inputs(x, y), fusor::outputs(cost),
+                         fusor::updates(fusor::update(w, w - 0.5 * fusor::grad(cost, w))));
+}
 }  // namespace
 
 TEST_CASE("the graph has one node per distinct sub-expression: a dot used three times is computed once") {
@@ -393,11 +409,8 @@ TEST_CASE("printed plans name what earlier steps computed, and the shapes shape-
   // A logistic regression's gradient: the backward dot reads the forward dot's
   // adjoint from a temporary, and no line spells out the forward expression
   // for a shape.
-  fusor::matrix<double> x{"x"};
-  fusor::vector<double> y{"y"};
   auto w = fusor::shared(xt::xtensor<double, 1>{0.1, -0.2, 0.3}, "w");
-  const auto cost = fusor::mean(fusor::softplus(-y * fusor::dot(x, w)));
-  auto f = fusor::function(fusor::inputs(x, y), fusor::outputs(cost), fusor::updates(fusor::update(w, w - 0.5 * fusor::grad(cost, w))));
+  auto f = logistic_regression_step(w);
   (void)f(xt::xtensor<double, 2>{{1, 2, 3}, {4, 5, 6}}, xt::xtensor<double, 1>{1, -1});
   const std::string text = f.plan();
   INFO(text);
@@ -555,4 +568,147 @@ TEST_CASE("a sum or mean of an expression materialised already reads the tempora
   CHECK(reading_copy == 2);
   CHECK(fused_again == 1);
   CHECK(contains(f.plan(), "= sum(t"));
+}
+
+// ---------------------------------------------------------------- pictures: the plan as a graph, the profile as a trace
+// (The plan_pictures test runs the cases named "pictures: ..." with
+// FUSOR_TEST_PICTURES naming a folder, then renders the plan there with
+// Graphviz and parses the trace as JSON: test/pictures_check.py.)
+
+namespace {
+/// Where the picture cases leave their files for plan_pictures, or "" (none).
+std::string pictures_folder() {
+  const char* dir = std::getenv("FUSOR_TEST_PICTURES");
+  return dir && *dir ? std::string(dir) + "/" : std::string();
+}
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+std::size_t occurrences(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+const mat lr_x{{1, 2, 3}, {4, 5, 6}};
+const vec lr_y{1, -1};
+}  // namespace
+
+TEST_CASE("pictures: a plan as a Graphviz graph of its steps, slots, variables and in-place writes") {
+  auto w = fusor::shared(vec{0.1, -0.2, 0.3}, "w");
+  auto f = logistic_regression_step(w);
+  CHECK_THROWS_AS((void)f.plan_dot(), fusor::value_error);  // no plan before the first call
+  (void)f(lr_x, lr_y);
+  const auto& p = f.last_plan();
+  const std::string dot = f.plan_dot();
+  INFO(dot);
+  CHECK(dot.rfind("digraph plan {\n", 0) == 0);
+  CHECK(dot.substr(dot.size() - 2) == "}\n");
+  CHECK(contains(dot, "label=\"plan for x (2, 3), y (2,)\\narena: " + std::to_string(p.arena_bytes) + " bytes"));
+  // A node per step; what each step reads and writes, an edge.
+  for (std::size_t i = 0; i < p.steps.size(); ++i) {
+    const auto& st = p.steps[i];
+    const std::string k = "k" + std::to_string(i);
+    CHECK(occurrences(dot, "    " + k + " [") == 1);
+    for (int r : st.reads) CHECK(contains(dot, "  s" + std::to_string(r) + " -> " + k + ";\n"));
+    if (st.dest >= 0 && !st.in_place) CHECK(contains(dot, "  " + k + " -> s" + std::to_string(st.dest) + ";\n"));
+  }
+  // Every temporary a step writes, with its bytes in the arena.
+  int temporaries = 0;
+  for (const auto& s : p.slots)
+    if (s.kind == fusor::slot_kind::temporary && s.first >= 0) {
+      ++temporaries;
+      CHECK(contains(dot, "\\narena [" + std::to_string(s.offset) + ", " + std::to_string(s.offset + s.bytes) + ")\\nsteps " +
+                              std::to_string(s.first) + ".." + std::to_string(s.last) + "\""));
+    }
+  CHECK(temporaries >= 3);
+  // w, updated in place: its node says so, and the update's edge back into it is bold.
+  const std::string var = "s" + std::to_string(p.shared_slot[0]);
+  CHECK(contains(dot, "    " + var + " [shape=box, style=\"rounded,filled\", fillcolor=\"#d9ead3\", "
+                      "label=\"var:w\\nfloat64 (3,)\\nupdated in place\"];"));
+  // (The update is the BLAS call accumulating into w: a dot step, in place.)
+  int update = -1;
+  for (std::size_t i = 0; i < p.steps.size(); ++i)
+    if (p.steps[i].dest == p.shared_slot[0] && p.steps[i].in_place) update = static_cast<int>(i);
+  REQUIRE(update >= 0);
+  CHECK(contains(dot, "  k" + std::to_string(update) + " -> " + var + " [style=bold, constraint=false, label=\"in place\"];"));
+  // The backward dot reads the forward dot's adjoint by its temporary's name, as f.plan() does.
+  CHECK(contains(dot, "dot(transpose(x), t"));
+
+  // One call writes it; a file that cannot be written is an io_error.
+  const std::string path = pictures_folder().empty() ? std::string("fusor_test_plan.dot") : pictures_folder() + "plan.dot";
+  f.write_plan_dot(path);
+  CHECK(read_file(path) == dot);
+  if (pictures_folder().empty()) std::remove(path.c_str());
+  CHECK_THROWS_AS(f.write_plan_dot("no-such-folder/plan.dot"), fusor::io_error);
+
+  // Names are escaped: a quote or a backslash in a variable's name does not end Graphviz's string.
+  auto q = fusor::shared(vec{0.1, -0.2, 0.3}, "say \"hi\"\\");
+  auto g = logistic_regression_step(q);
+  (void)g(lr_x, lr_y);
+  CHECK(contains(g.plan_dot(), "label=\"var:say \\\"hi\\\"\\\\\\nfloat64 (3,)\\nupdated in place\""));
+  CHECK(w.get_value() == q.get_value());  // (and the pictures changed nothing)
+}
+
+TEST_CASE("pictures: a profile's trace has one event per step of each call, as Chrome's trace-event JSON") {
+  auto w = fusor::shared(vec{0.1, -0.2, 0.3}, "w");
+  auto f = logistic_regression_step(w);
+  f.enable_profiling();
+  for (int i = 0; i < 3; ++i) (void)f(lr_x, lr_y);
+  const auto& p = f.last_plan();
+  std::vector<std::size_t> running;  // the steps that run a kernel (not the commit's installs)
+  for (std::size_t i = 0; i < p.steps.size(); ++i)
+    if (p.steps[i].kind != fusor::step_kind::install && p.steps[i].kind != fusor::step_kind::transfer) running.push_back(i);
+  const fusor::profile_report& profile = f.profile();
+  const auto events = profile.events();
+  CHECK(profile.calls() == 3);
+  REQUIRE(events.size() == 3 * running.size());
+  double last_end = 0;
+  for (std::size_t e = 0; e < events.size(); ++e) {
+    const auto& ev = events[e];
+    CHECK(ev.call == e / running.size());
+    CHECK(ev.step == running[e % running.size()]);
+    CHECK(profile.kernels()[ev.kernel].name == p.steps[ev.step].label);
+    CHECK(ev.bytes == p.steps[ev.step].bytes);
+    CHECK(ev.seconds >= 0);
+    CHECK(ev.start >= last_end);  // one after the other
+    last_end = ev.start + ev.seconds;
+  }
+  const std::string json = profile.chrome_trace();
+  CHECK(json.rfind("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n", 0) == 0);
+  CHECK(occurrences(json, "\"ph\": \"X\"") == events.size());
+  CHECK(occurrences(json, "\"args\": {\"step\": " + std::to_string(running.back()) + ", ") == 3);
+  const std::string path = pictures_folder().empty() ? std::string("fusor_test_trace.json") : pictures_folder() + "trace.json";
+  profile.write_chrome_trace(path);
+  CHECK(read_file(path) == json);
+  if (pictures_folder().empty()) std::remove(path.c_str());
+  CHECK_THROWS_AS(profile.write_chrome_trace("no-such-folder/trace.json"), fusor::io_error);
+  // A name with a quote, a backslash or a control character stays one JSON string.
+  CHECK(fusor::detail::json_string("a\"b\\c\nd") == "\"a\\\"b\\\\c\\u000ad\"");
+
+  // reset_profile forgets the statistics and the trace; the next call is call 0 again.
+  f.reset_profile();
+  CHECK(f.profile().kernels().empty());
+  CHECK(f.profile().events().empty());
+  (void)f(lr_x, lr_y);
+  REQUIRE(f.profile().events().size() == running.size());
+  CHECK(f.profile().events().front().call == 0);
+}
+
+TEST_CASE("a profile's trace keeps the most recent trace_capacity steps") {
+  fusor::profile_report r;
+  const auto t0 = std::chrono::steady_clock::now();
+  constexpr std::size_t capacity = fusor::profile_report::trace_capacity;
+  for (std::size_t i = 0; i < capacity + 10; ++i) {
+    r.begin_call();
+    r.record("k", i, t0 + std::chrono::microseconds(i), 1e-7, 8);
+  }
+  const auto e = r.events();
+  REQUIRE(e.size() == capacity);
+  CHECK(e.front().step == 10);  // the ten oldest gave way
+  CHECK(e.front().call == 10);
+  CHECK(e.back().step == capacity + 9);
+  CHECK(e.front().start == doctest::Approx(10e-6));
+  REQUIRE(r.kernels().size() == 1);
+  CHECK(r.kernels()[0].calls == capacity + 10);  // the statistics count every step
 }

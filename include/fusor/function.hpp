@@ -287,7 +287,11 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
 
   /// Per-kernel calls, time, bytes moved and GB/s, when profiling is on
   /// (enable_profiling(), or FUSOR_PROFILE=1 in the environment).
+  /// Its trace, profile().chrome_trace(), has one event per step of each
+  /// profiled call, for Perfetto or chrome://tracing.
   const profile_report& profile() const noexcept { return profile_; }
+  /// Forgets what was profiled so far (the statistics and the trace).
+  void reset_profile() noexcept { profile_.clear(); }
   void enable_profiling(bool on = true) noexcept { profiling_ = on; }
   bool profiling() const noexcept { return profiling_; }
 
@@ -303,6 +307,16 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
     const auto* e = prog_.current();
     if (!e) throw value_error("fusor::function: no plan yet: the function has not been called");
     return e->plan;
+  }
+  /// The plan the last call ran as a Graphviz graph (plan::dot): its steps,
+  /// temporaries and their arena bytes, the shared variables it reads and
+  /// updates. `dot -Tsvg plan.dot -o plan.svg` draws it. Throws before the
+  /// first call.
+  std::string plan_dot() const { return last_plan().dot(prog_.graph()); }
+  /// plan_dot() written to the file `path` (throws fusor::io_error when it
+  /// cannot be).
+  void write_plan_dot(const std::string& path) const {
+    detail::write_text_file(path, plan_dot(), "fusor::function::write_plan_dot");
   }
   /// The graph the function was built into.
   const fusor::graph& graph() const noexcept { return prog_.graph(); }

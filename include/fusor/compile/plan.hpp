@@ -258,6 +258,14 @@ struct plan {
   /// slots they read and write, the arena, and every in-place decision with
   /// its reason.
   std::string str(const graph& g) const;
+  /// The plan as a Graphviz graph, for `dot -Tsvg`: its steps in order, the
+  /// slots each reads and writes — arguments, shared variables (read, updated
+  /// in place or through a spare buffer), temporaries with their arena bytes
+  /// and the steps they live over, outputs — the installs and buffer
+  /// transfers of the commit, the copies between the host and a device, and
+  /// the communication steps. A step's label is its line of str(), cut after
+  /// a few lines; the whole line is its tooltip.
+  std::string dot(const graph& g) const;
 };
 
 namespace detail {

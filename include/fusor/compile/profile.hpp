@@ -1,6 +1,8 @@
 // fusor/compile/profile.hpp — per-kernel statistics of a compiled function:
-// how users microbenchmark their fused kernels. Off unless asked for
-// (f.enable_profiling() or FUSOR_PROFILE=1), so that calls pay nothing.
+// how users microbenchmark their fused kernels, and a trace of its steps, one
+// event per step of each call, for a trace viewer (Perfetto, chrome://tracing).
+// Off unless asked for (f.enable_profiling() or FUSOR_PROFILE=1), so that
+// calls pay nothing.
 #pragma once
 
 #include <algorithm>
@@ -12,7 +14,15 @@
 #include <string_view>
 #include <vector>
 
+#include "fusor/core/config.hpp"
+
 namespace fusor {
+
+namespace detail {
+/// Writes `text` to the file `path`; throws fusor::io_error naming `who` and
+/// the file when it cannot (compile/impl/profile.ipp).
+FUSOR_RUNTIME void write_text_file(const std::string& path, const std::string& text, const char* who);
+}  // namespace detail
 
 struct kernel_stats {
   std::string name;        ///< "fused outputs 0, 1", "update W (in place)", ...
@@ -22,6 +32,16 @@ struct kernel_stats {
 
   double gigabytes_per_second() const { return seconds > 0 ? bytes / seconds / 1e9 : 0; }
   double microseconds_per_call() const { return calls ? seconds * 1e6 / static_cast<double>(calls) : 0; }
+};
+
+/// One step of one profiled call.
+struct trace_event {
+  std::size_t kernel = 0;  ///< its kernel in profile_report::kernels()
+  std::size_t step = 0;    ///< its index in the plan (f.plan() numbers the steps alike)
+  std::uint64_t call = 0;  ///< which profiled call, from 0
+  double start = 0;        ///< seconds from the profile's first step
+  double seconds = 0;
+  double bytes = 0;        ///< bytes read and written (STREAM counting)
 };
 
 class profile_report {
@@ -72,17 +92,57 @@ class profile_report {
     return out;
   }
 
-  void record(const std::string& name, double seconds, double bytes) {
-    for (auto& k : kernels_)
-      if (k.name == name) {
-        ++k.calls;
-        k.seconds += seconds;
-        k.bytes += bytes;
-        return;
-      }
-    kernels_.push_back({name, 1, seconds, bytes});
+  /// How many step events the trace keeps: the most recent ones. The trace
+  /// allocates while it grows to this, and not after.
+  static constexpr std::size_t trace_capacity = std::size_t{1} << 16;
+
+  /// The steps of the profiled calls, oldest first (at most trace_capacity:
+  /// the most recent).
+  std::vector<trace_event> events() const {
+    std::vector<trace_event> out(events_.begin() + static_cast<std::ptrdiff_t>(next_), events_.end());
+    out.insert(out.end(), events_.begin(), events_.begin() + static_cast<std::ptrdiff_t>(next_));
+    return out;
   }
-  void clear() noexcept { kernels_.clear(); }
+  /// How many profiled calls were recorded.
+  std::uint64_t calls() const noexcept { return calls_; }
+
+  /// The trace as Chrome's trace-event JSON, which Perfetto
+  /// (ui.perfetto.dev) and chrome://tracing open: one complete event ("X") per
+  /// step of each call, named by its kernel, with the step's index, the call
+  /// and the bytes it moved (compile/impl/profile.ipp).
+  std::string chrome_trace() const;
+  /// chrome_trace() written to `path` (throws fusor::io_error when it cannot be).
+  void write_chrome_trace(const std::string& path) const;
+
+  /// A call begins: its steps are recorded as call calls().
+  void begin_call() noexcept { ++calls_; }
+  /// Step `step` of the current call ran `name`'s kernel from `start` for
+  /// `seconds`, moving `bytes`.
+  void record(const std::string& name, std::size_t step, std::chrono::steady_clock::time_point start, double seconds,
+              double bytes) {
+    std::size_t k = 0;
+    while (k < kernels_.size() && kernels_[k].name != name) ++k;
+    if (k == kernels_.size()) kernels_.push_back({name, 0, 0, 0});
+    auto& stats = kernels_[k];
+    ++stats.calls;
+    stats.seconds += seconds;
+    stats.bytes += bytes;
+    if (events_.empty()) epoch_ = start;
+    const trace_event e{k, step, calls_ == 0 ? 0 : calls_ - 1,
+                        std::chrono::duration<double>(start - epoch_).count(), seconds, bytes};
+    if (events_.size() < trace_capacity) {
+      events_.push_back(e);
+    } else {  // full: the oldest gives way
+      events_[next_] = e;
+      next_ = (next_ + 1) % trace_capacity;
+    }
+  }
+  void clear() noexcept {
+    kernels_.clear();
+    events_.clear();
+    next_ = 0;
+    calls_ = 0;
+  }
 
  private:
   static constexpr std::string_view continuation_indent = "  ";
@@ -103,6 +163,14 @@ class profile_report {
   }
 
   std::vector<kernel_stats> kernels_;
+  std::vector<trace_event> events_;  ///< a ring once full: events_[next_] is the oldest
+  std::size_t next_ = 0;
+  std::uint64_t calls_ = 0;
+  std::chrono::steady_clock::time_point epoch_{};
 };
 
 }  // namespace fusor
+
+#ifndef FUSOR_SEPARATE_COMPILATION
+#include "fusor/compile/impl/profile.ipp"
+#endif

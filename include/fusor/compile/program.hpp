@@ -133,11 +133,13 @@ class program {
 
   /// Runs the kernel steps in order. `before(step)` is called before each (a
   /// borrowed output's views go stale before its buffer is rewritten). With a
-  /// profile, each step's time and bytes are recorded under its label.
+  /// profile, each step's time and bytes are recorded under its label, and
+  /// the step in the profile's trace.
   template <class Before>
   void run(entry& e, profile_report* profile, Before&& before) {
     const auto& steps = e.plan.steps;
     const bool agreeing = !e.agreements.before.empty();
+    if (profile) profile->begin_call();
     for (std::size_t i = 0; i < steps.size(); ++i) {
       if (!e.runs[i]) continue;
       if (agreeing && e.agreements.before[i]) agree(e, i);
@@ -149,7 +151,7 @@ class program {
       const auto t0 = std::chrono::steady_clock::now();
       e.kernels->run(i, slots_.data());
       e.kernels->synchronize();
-      profile->record(steps[i].label,
+      profile->record(steps[i].label, i, t0,
                       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), steps[i].bytes);
     }
     if (e.agreements.at_end) agree(e, steps.size());

@@ -49,7 +49,7 @@ class index_error : public error {
   using error::error;
 };
 
-/// Reading or writing a .npy / .npz file failed; the file is named.
+/// Reading or writing a file failed (.npy / .npz, a plan picture, a trace); the file is named.
 class io_error : public error {
  public:
   using error::error;
