@@ -18,9 +18,11 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
+# cmake: the install test also builds a CMake project against the installed
+# fusor (test/consumer/); graphviz: dot, which draws plan pictures.
 packages=(meson ninja-build pkgconf g++ python3 python3-numpy python3-matplotlib
           libxtensor-dev libxsimd-dev xtl-dev libzip-dev doctest-dev
-          libbenchmark-dev libeigen3-dev libopenblas-dev)
+          libbenchmark-dev libeigen3-dev libopenblas-dev cmake graphviz)
 
 # The multi-process tests' MPI (fusor/mpi.hpp is optional: a build without
 # it skips them, saying so).

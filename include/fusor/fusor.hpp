@@ -1,6 +1,7 @@
 // fusor/fusor.hpp — the umbrella header: everything needed on the host.
 #pragma once
 
+#include "fusor/version.hpp"
 #include "fusor/core/config.hpp"
 #include "fusor/core/dims.hpp"
 #include "fusor/core/dtype.hpp"
