@@ -178,6 +178,17 @@ TEST_CASE_FIXTURE(fixture, "the plan says where it runs") {
   CHECK(p.find("plan on cuda:0 for x (3,)") != std::string::npos);
   CHECK(p.find("upload") != std::string::npos);
   CHECK(p.find("(in place)") != std::string::npos);
+  // The picture too: the argument on the host, the copy and the rest on the device.
+  const std::string dot = f.plan_dot();
+  INFO(dot);
+  const auto host = dot.find("subgraph cluster_host {"), device = dot.find("subgraph cluster_device {");
+  REQUIRE(host != std::string::npos);
+  REQUIRE(device != std::string::npos);
+  const auto x_node = dot.find("label=\"in:x\\nfloat32 (3,)\"");
+  CHECK((host < x_node && x_node < device));
+  CHECK(dot.find("label=\"var:W\\nfloat32 (3,)\\nupdated in place\"") > device);
+  CHECK(dot.find("[shape=cds, style=\"filled\", fillcolor=\"#d0e0e3\", label=\"0 upload") > device);
+  CHECK(dot.find(" -> k0 [label=\"") != std::string::npos);  // the bytes copied
 }
 
 TEST_CASE_FIXTURE(fixture, "out of device memory while planning: an error, and nothing changed; a retry works") {
@@ -235,6 +246,13 @@ TEST_CASE_FIXTURE(fixture, "profiling a function on a device times each step to 
     CHECK(r.seconds >= 0);
   }
   CHECK(f.profile().str().find("sum(exp(W))") != std::string::npos);
+  // The trace: one event per kernel step of each call, each timed to its end.
+  std::size_t kernel_steps = 0;
+  for (const auto& s : f.last_plan().steps)
+    kernel_steps += s.kind != fusor::step_kind::install && s.kind != fusor::step_kind::transfer;
+  const auto events = f.profile().events();
+  CHECK(events.size() == 3 * kernel_steps);
+  for (const auto& e : events) CHECK(e.seconds >= 0);
 }
 
 TEST_CASE_FIXTURE(fixture, "givens and copy(swap) on a device") {
