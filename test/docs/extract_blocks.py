@@ -128,11 +128,11 @@ def generate(root, page_list, mpi):
             '  try {',
             '    status = block_main();',
             '  } catch (const std::exception& e) {',
-            '    FAIL(where << ": the block threw: " << e.what());',
+            '    FAIL((std::string(where) + ": the block threw: " + e.what()));',
             '  } catch (...) {',
-            '    FAIL(where << ": the block threw something that is not a std::exception");',
+            '    FAIL((std::string(where) + ": the block threw something that is not a std::exception"));',
             '  }',
-            '  if (status != 0) FAIL(where << ": the block\'s main returned " << status);',
+            '  if (status != 0) FAIL((std::string(where) + ": the block\'s main returned " + std::to_string(status)));',
             '}', '}  // namespace', '']
     if mpi:
         out.insert(1, '#define FUSOR_DOCS_MPI 1')
