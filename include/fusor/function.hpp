@@ -603,7 +603,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
   /// and these buffers, or captures it now. False when the plan cannot be
   /// captured (the caller then runs the steps; nothing ran here).
   bool run_as_graph(program::entry& e) {
-    if (!e.kernels->capturable() || uncapturable_plan_ == e.id) return false;
+    if (!e.prepared->capturable() || uncapturable_plan_ == e.id) return false;
     auto before = [&](const step_info& st) { stale_before_write(st); };
     device_runtime& rt = device_runtime_for(facts_.space);
     const int dev = facts_.space.device;
@@ -611,7 +611,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
     for (const auto& g : graphs_)
       if (g.plan == e.id && g.slots == slots) {
         prog_.run_hooks(e, before);
-        e.kernels->bind(slots.data());
+        e.prepared->bind(slots.data());
         rt.graph_launch(dev, g.exec);
         ++graph_replays_;
         return true;

@@ -54,7 +54,7 @@ class program {
   /// A plan and its steps prepared for the backend.
   struct entry {
     fusor::plan plan;
-    std::unique_ptr<prepared_plan> kernels;
+    std::unique_ptr<prepared_plan> prepared;
     std::vector<bool> runs;  ///< per step: whether it runs a kernel
     /// Where the processes agree, in a plan with collectives (compile/collective_step.hpp).
     detail::agreement_points agreements;
@@ -145,12 +145,12 @@ class program {
       if (agreeing && e.agreements.before[i]) agree(e, i);
       before(steps[i]);
       if (!profile) {
-        e.kernels->run(i, slots_.data());
+        e.prepared->run(i, slots_.data());
         continue;
       }
       const auto t0 = std::chrono::steady_clock::now();
-      e.kernels->run(i, slots_.data());
-      e.kernels->synchronize();
+      e.prepared->run(i, slots_.data());
+      e.prepared->synchronize();
       profile->record(steps[i].label, i, t0,
                       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), steps[i].bytes);
     }
@@ -168,7 +168,7 @@ class program {
   FUSOR_RUNTIME entry& find_or_build(const call_facts& facts);
   /// The processes' agreement before step i (i = the step count: after the last).
   void agree(entry& e, std::size_t i) {
-    e.kernels->synchronize();  // a device's steps so far have run (and failed, if one did)
+    e.prepared->synchronize();  // a device's steps so far have run (and failed, if one did)
     graph_.collectives.agree(e.agreements.signature, e.agreements.what, e.agreements.again_after(i));
   }
 

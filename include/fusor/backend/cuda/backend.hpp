@@ -73,16 +73,16 @@ struct backend {
     std::vector<std::unique_ptr<prepared_step>> steps_;
   };
 
-  /// A program's view of a prepared plan.
-  struct prepared final : prepared_plan {
+  /// The backend's prepared plan: the program runs its steps.
+  struct prepared_plan final : fusor::prepared_plan {
     state steps;
     void run(std::size_t i, void* const* slots) override { steps.run(i, slots); }
     void synchronize() override { steps.where().runtime->synchronize(steps.where().device); }
     bool capturable() const override { return steps.capturable(); }
     void bind(void* const* slots) override { steps.bind(slots); }
   };
-  static std::unique_ptr<prepared_plan> prepare_plan(const graph& g, const plan& p) {
-    auto r = std::make_unique<prepared>();
+  static std::unique_ptr<fusor::prepared_plan> prepare_plan(const graph& g, const plan& p) {
+    auto r = std::make_unique<prepared_plan>();
     r->steps.prepare(g, p);
     return r;
   }

@@ -21,7 +21,7 @@ FUSOR_RUNTIME program::entry& program::find_or_build(const call_facts& facts) {
     }
   auto e = std::make_unique<entry>();
   e->plan = make_plan(graph_, facts);
-  e->kernels = prepare_(graph_, e->plan);
+  e->prepared = prepare_(graph_, e->plan);
   e->id = ++plans_made_;
   for (const step_info& s : e->plan.steps)
     e->runs.push_back(s.kind != step_kind::install && s.kind != step_kind::transfer &&
