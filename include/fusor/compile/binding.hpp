@@ -34,7 +34,8 @@ void bind_argument(input_facts& a, std::uint32_t broadcastable, const V& value, 
   using C = shared_constructor<V>;
   using S = typename C::element_type;
   static_assert(rank_of<V> == dynamic_rank || rank_of<V> == N,
-                "FUSOR_RANK_MISMATCH: an argument's static rank differs from its input's rank");
+                "FUSOR_RANK_MISMATCH: an argument's static rank differs from its input's rank; pass a value of "
+                "the input's rank (an xt::xarray's rank is checked at the call)");
   const dims shape = C::shape(value);
   require_shape(who, static_cast<std::size_t>(N), broadcastable, shape, dtype_of<S>);
   const S* src = C::data(value);

@@ -115,13 +115,22 @@ using update_expression_t = decltype(update_expression<E>(std::declval<Y>()));
 
 template <class T, class Y>
 [[nodiscard]] auto update(const shared<T>& variable, Y&& expression) {
-  using X = detail::update_expression_t<element_type_of<T>, Y>;
-  static_assert(std::is_same_v<value_type_t<X>, element_type_of<T>>,
+  using E = element_type_of<T>;
+  using X = detail::update_expression_t<E, Y>;
+  static_assert(std::is_same_v<value_type_t<X>, E>,
                 "FUSOR_UPDATE_DTYPE_MISMATCH: an update must have the variable's dtype exactly (Theano's rule, "
                 "R55); convert the expression with fusor::cast<E>(...) where E is the variable's element type");
   static_assert(rank_of<T> == dynamic_rank || X::rank == dynamic_rank || X::rank == rank_of<T>,
-                "FUSOR_RANK_MISMATCH: an update must have the variable's rank");
-  return update_spec<T, X>{variable, detail::update_expression<element_type_of<T>>(std::forward<Y>(expression))};
+                "FUSOR_RANK_MISMATCH: an update must have the variable's static rank; reduce the axes it lacks "
+                "(fusor::sum(e, axis)) or write an expression of the variable's rank");
+  if constexpr (std::is_same_v<value_type_t<X>, E>) {
+    return update_spec<T, X>{variable, detail::update_expression<E>(std::forward<Y>(expression))};
+  } else {
+    // Refused above; an update of the right dtype keeps that the only error
+    // (the function built from it compiles).
+    return update_spec<T, cast_node<E, X>>{variable,
+                                           cast<E>(detail::update_expression<E>(std::forward<Y>(expression)))};
+  }
 }
 
 /// An update of part of a variable (Theano's set_subtensor, as an update):
@@ -132,16 +141,22 @@ template <class T, class Y>
 template <auto Tag, int N, class Y>
 [[nodiscard]] auto update(const view_node<basic_shared_leaf<Tag>, N>& target, Y&& expression) {
   using T = typename basic_shared_leaf<Tag>::variable_type;
-  using X = detail::update_expression_t<element_type_of<T>, Y>;
-  static_assert(std::is_same_v<value_type_t<X>, element_type_of<T>>,
+  using E = element_type_of<T>;
+  using X = detail::update_expression_t<E, Y>;
+  static_assert(std::is_same_v<value_type_t<X>, E>,
                 "FUSOR_UPDATE_DTYPE_MISMATCH: an update must have the variable's dtype exactly (Theano's rule, "
                 "R55); convert the expression with fusor::cast<E>(...) where E is the variable's element type");
   static_assert(N == dynamic_rank || X::rank == dynamic_rank || X::rank <= N,
                 "FUSOR_RANK_MISMATCH: an update of a view needs an expression that broadcasts to the view (of "
                 "the view's rank or less)");
-  return update_spec<T, X>{target.arg().variable(),
-                           detail::update_expression<element_type_of<T>>(std::forward<Y>(expression)), target.spec(),
-                           true};
+  if constexpr (std::is_same_v<value_type_t<X>, E>) {
+    return update_spec<T, X>{target.arg().variable(), detail::update_expression<E>(std::forward<Y>(expression)),
+                             target.spec(), true};
+  } else {  // refused above (as for a whole variable)
+    return update_spec<T, cast_node<E, X>>{target.arg().variable(),
+                                           cast<E>(detail::update_expression<E>(std::forward<Y>(expression))),
+                                           target.spec(), true};
+  }
 }
 
 namespace detail {

@@ -47,7 +47,8 @@ template <class X, class Y>
   using B = as_expression_t<Y>;
   static_assert((A::rank == dynamic_rank || A::rank == 1 || A::rank == 2) &&
                     (B::rank == dynamic_rank || B::rank == 1 || B::rank == 2),
-                "fusor::dot: operands must be vectors or matrices (rank 1 or 2)");
+                "FUSOR_DOT_RANK: fusor::dot: operands must be vectors or matrices (rank 1 or 2); multiply by a "
+                "scalar with *, and reshape a higher-rank operand to a matrix first (fusor::reshape)");
   return dot_node<A, B>(as_expression(std::forward<X>(x)), as_expression(std::forward<Y>(y)));
 }
 

@@ -660,13 +660,18 @@ auto cut_adjoints(const Cost& cost, const Sites& sites, const Seed& seed, Before
   }
 }
 
+/// Whether a target may be differentiated against; a refusal says why. A
+/// constexpr function, so that grad_all instantiates it at once, before any
+/// walk whose errors would come first and bury it.
 template <class Cost, class Target>
-void check_target() {
+constexpr bool check_target() {
   using W = decltype(target_leaf(std::declval<const Target&>()));
   static_assert(differentiable_v<value_type_t<W>>,
                 "FUSOR_GRAD_INTEGER_TARGET: fusor::grad differentiates with respect to float or double variables "
-                "and inputs only");
+                "and inputs only; give the variable a float or double value (an integer one has no gradient, "
+                "even through fusor::cast)");
   static_assert(reaches_v<Cost, W>, "FUSOR_GRAD_DISCONNECTED: no leaf of the target's type occurs in the cost");
+  return differentiable_v<value_type_t<W>> && reaches_v<Cost, W>;
 }
 
 /// One target's gradient: from the cost and from below every cut point.
@@ -702,16 +707,23 @@ auto grad_all(const Cost& cost, const Targets&... targets) {
   static_assert(differentiable_v<C>, "FUSOR_GRAD_INTEGER_COST: fusor::grad needs a float or double cost");
   static_assert(Cost::rank == 0,
                 "FUSOR_GRAD_NONSCALAR_COST: fusor::grad needs a rank-0 cost (reduce it: sum(e), mean(e))");
-  (check_target<Cost, Targets>(), ...);
-  using CutInfo = cuts_of<Cost, tlist<decltype(target_leaf(targets))...>>;
-  using Cuts = typename CutInfo::type;
-  const auto sites = sites_of<CutInfo>(cost, Cuts{});
-  // The seed: d cost / d cost = 1, as a rank-0 value of the cost's dtype
-  // (not a weak number: derivatives keep the cost's dtype).
-  const auto seed = make_part<false, false>(cast<C>(constant<C>(C(1))));
-  const auto adjoints = cut_adjoints<Cuts>(cost, sites, seed);
-  if constexpr (sizeof...(Targets) == 1) return target_gradient<Cuts>(cost, sites, seed, adjoints, targets...);
-  else return std::make_tuple(target_gradient<Cuts>(cost, sites, seed, adjoints, targets)...);
+  constexpr bool targets_ok = (check_target<Cost, Targets>() & ...);
+  if constexpr (!(differentiable_v<C> && Cost::rank == 0 && targets_ok)) {
+    // Refused above; nothing more is instantiated, so that stays the only
+    // error (the targets stand in for their gradients).
+    if constexpr (sizeof...(Targets) == 1) return target_leaf(targets...);
+    else return std::make_tuple(target_leaf(targets)...);
+  } else {
+    using CutInfo = cuts_of<Cost, tlist<decltype(target_leaf(targets))...>>;
+    using Cuts = typename CutInfo::type;
+    const auto sites = sites_of<CutInfo>(cost, Cuts{});
+    // The seed: d cost / d cost = 1, as a rank-0 value of the cost's dtype
+    // (not a weak number: derivatives keep the cost's dtype).
+    const auto seed = make_part<false, false>(cast<C>(constant<C>(C(1))));
+    const auto adjoints = cut_adjoints<Cuts>(cost, sites, seed);
+    if constexpr (sizeof...(Targets) == 1) return target_gradient<Cuts>(cost, sites, seed, adjoints, targets...);
+    else return std::make_tuple(target_gradient<Cuts>(cost, sites, seed, adjoints, targets)...);
+  }
 }
 
 }  // namespace detail::ad

@@ -40,13 +40,18 @@ FUSOR_RUNTIME void target(program& prog, const memory_space& space, const std::s
     for (const auto& t : texts) out += "\n  " + t;
     return out;
   };
+  // The first line says what to write: it is the line a user reads.
   if (!missing.unregistered.empty())
-    throw kernel_not_instantiated_error(who + " runs on " + space.str() +
-                                        ", but no device kernel was compiled into this program for:" +
-                                        list(missing.unregistered) + "\n" + std::string(gpu::instantiate_advice));
+    throw kernel_not_instantiated_error(
+        who + " runs on " + space.str() +
+        ", but no device kernel was compiled into this program for it: name its type once in "
+        "FUSOR_DEVICE_INSTANTIATE (how: below). Missing:" +
+        list(missing.unregistered) + "\n" + std::string(gpu::instantiate_advice));
   if (!device_runtime_for(space).emulated() && !missing.without_cuda.empty())
     throw kernel_not_instantiated_error(
-        who + " runs on " + space.str() + ", but no CUDA kernel was compiled into this program for:" +
+        who + " runs on " + space.str() +
+        ", but no CUDA kernel was compiled into this program for it: name its type in FUSOR_DEVICE_INSTANTIATE "
+        "in a .cu file nvcc compiles (how: below). Missing:" +
         list(missing.without_cuda) +
         "\nName its type in a .cu file of the program, compiled by nvcc: #include <fusor/device.hpp> and "
         "FUSOR_DEVICE_INSTANTIATE(decltype(f)) (see the README, 'GPU')");
