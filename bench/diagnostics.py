@@ -6,9 +6,11 @@ would write it).
 
     python3 bench/diagnostics.py [--compilers g++,clang++] [--mistakes a,b]
                                  [--include DIR] [--json] [--show]
+    python3 bench/diagnostics.py --table-from FILE   # the table of a saved --json
 
 A compile-time mistake is compiled with -std=c++20 -fsyntax-only and fusor's
-include directory; it must fail. Its "first error line" is the first line of
+include directory (from the repository root, with relative paths, so that the
+sizes do not depend on where the checkout lives); it must fail. Its "first error line" is the first line of
 the compiler's output that contains `error:` (g++ prints "In file included
 from" and "In instantiation of" context lines before it; the line number of
 the first error line in the output is reported too), and "bytes" is the whole
@@ -78,7 +80,9 @@ def pkg_flags(what):
 
 
 def run(cmd, timeout=600):
-    p = subprocess.run(["nice", "-n", "10"] + cmd, capture_output=True, text=True, timeout=timeout)
+    # From the repository root, with relative paths: the output (and its size)
+    # does not depend on where the checkout lives.
+    p = subprocess.run(["nice", "-n", "10"] + cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
     return p.returncode, p.stdout + p.stderr
 
 
@@ -90,8 +94,11 @@ def first_line_with(text, needle):
 
 
 def measure(compiler, mistake, kind, include, tmp):
-    src = os.path.join(SRC, mistake + ".cpp")
-    base = [compiler, "-std=c++20", "-I" + include] + pkg_flags("--cflags")
+    src = os.path.relpath(os.path.join(SRC, mistake + ".cpp"), ROOT)
+    inc = os.path.abspath(include)
+    if not os.path.relpath(inc, ROOT).startswith(".."):
+        inc = os.path.relpath(inc, ROOT)
+    base = [compiler, "-std=c++20", "-I" + inc] + pkg_flags("--cflags")
     if kind == "compile":
         rc, out = run(base + ["-fsyntax-only", src])
         ok = rc != 0
@@ -125,6 +132,29 @@ def short(line, width):
     return line if width <= 0 or len(line) <= width else line[: width - 1] + "…"
 
 
+def print_table(versions, rows, width):
+    compilers = list(versions)
+    print("Compilers: " + "; ".join(f"{c}: {v}" for c, v in versions.items()) + "\n")
+    head = "| mistake | when |"
+    rule = "| --- | --- |"
+    for c in compilers:
+        head += f" {c}: first error line (line no.) | {c} bytes | {c} names mistake / fix |"
+        rule += " --- | ---: | --- |"
+    print(head)
+    print(rule)
+    yn = lambda b: "yes" if b else "**no**"
+    for row in rows:
+        line = f"| {row['title']} | {row['kind']} |"
+        for c in compilers:
+            r = row["by"][c]
+            first = f"`{short(r['first_error'], width)}` ({r['line']})" if r["line"] else "(none)"
+            if not r["failed_as_expected"]:
+                first = "**did not fail as expected** " + first
+            size = str(r["bytes"]) if r["under_4k"] else f"**{r['bytes']}**"
+            line += f" {first} | {size} | {yn(r['names_mistake'])} / {yn(r['names_fix'])} |"
+        print(line)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--compilers", default="g++,clang++")
@@ -133,7 +163,13 @@ def main():
     ap.add_argument("--json", action="store_true", help="print JSON instead of a Markdown table")
     ap.add_argument("--show", action="store_true", help="print each output as well (to stderr)")
     ap.add_argument("--width", type=int, default=0, help="cut a first line in the table to this many characters (0: whole)")
+    ap.add_argument("--table-from", metavar="FILE", help="print the Markdown table of a saved --json output")
     a = ap.parse_args()
+    if a.table_from:
+        with open(a.table_from, encoding="utf-8") as f:
+            saved = json.load(f)
+        print_table(saved["compilers"], saved["mistakes"], a.width)
+        return 0
     compilers = [c for c in a.compilers.split(",") if c]
     chosen = set(m for m in a.mistakes.split(",") if m)
     rows = []
@@ -161,25 +197,7 @@ def main():
         json.dump({"compilers": versions, "mistakes": rows}, sys.stdout, indent=2)
         print()
     else:
-        print("Compilers: " + "; ".join(f"{c}: {v}" for c, v in versions.items()) + "\n")
-        head = "| mistake | when |"
-        rule = "| --- | --- |"
-        for c in compilers:
-            head += f" {c}: first error line (line no.) | {c} bytes | {c} names mistake / fix |"
-            rule += " --- | ---: | --- |"
-        print(head)
-        print(rule)
-        yn = lambda b: "yes" if b else "**no**"
-        for row in rows:
-            line = f"| {row['title']} | {row['kind']} |"
-            for c in compilers:
-                r = row["by"][c]
-                first = f"`{short(r['first_error'], a.width)}` ({r['line']})" if r["line"] else "(none)"
-                if not r["failed_as_expected"]:
-                    first = "**did not fail as expected** " + first
-                size = str(r["bytes"]) if r["under_4k"] else f"**{r['bytes']}**"
-                line += f" {first} | {size} | {yn(r['names_mistake'])} / {yn(r['names_fix'])} |"
-            print(line)
+        print_table(versions, rows, a.width)
     bad = [r["mistake"] for r in rows for c in compilers if not r["by"][c]["failed_as_expected"]]
     return 1 if bad else 0
 
