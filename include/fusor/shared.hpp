@@ -64,7 +64,7 @@ constexpr bool check_registered() {
   static_assert(registered<T>,
                 "fusor::shared<T>: T is not registered. Create shared variables from xt::xarray<E>, "
                 "xt::xtensor<E, N>, std::vector<E> or an arithmetic value, or register T by specialising "
-                "fusor::shared_constructor<T> (see README, 'Registering your own types').");
+                "fusor::shared_constructor<T> (see docs/guide.md, 'Registering your own types').");
   static_assert(!std::is_reference_v<T> && !std::is_const_v<T>, "fusor::shared<T>: T must be a plain value type");
   return true;
 }

@@ -54,7 +54,7 @@ FUSOR_RUNTIME void target(program& prog, const memory_space& space, const std::s
         "in a .cu file nvcc compiles (how: below). Missing:" +
         list(missing.without_cuda) +
         "\nName its type in a .cu file of the program, compiled by nvcc: #include <fusor/device.hpp> and "
-        "FUSOR_DEVICE_INSTANTIATE(decltype(f)) (see the README, 'GPU')");
+        "FUSOR_DEVICE_INSTANTIATE(decltype(f)) (see docs/gpu.md)");
   prog.target(backend_id::device, space, &gpu::backend::prepare_plan);
 }
 

@@ -108,7 +108,7 @@ Launcher require_launcher(const context& ctx, Launcher emulated, const std::stri
   throw kernel_not_instantiated_error(
       "fusor: no CUDA kernel was compiled into this program for " + what +
       ". Name the function's (or the expression's) type in a .cu file of the program, compiled by nvcc: "
-      "#include <fusor/gpu/instantiate.cuh> and FUSOR_CUDA_INSTANTIATE(its type); see the README, 'GPU'");
+      "#include <fusor/gpu/instantiate.cuh> and FUSOR_CUDA_INSTANTIATE(its type); see docs/gpu.md");
 }
 
 /// On a real device, splits a reduction with few outputs between blocks and

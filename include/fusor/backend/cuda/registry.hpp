@@ -65,7 +65,7 @@ class kernel_registry {
 inline constexpr const char* instantiate_advice =
     "a unit of the program must ask for them: FUSOR_DEVICE_INSTANTIATE(decltype(f)) at namespace scope, or "
     "fusor::instantiate_device<decltype(f)>() before f is built (#include <fusor/device.hpp>; in a .cu file "
-    "compiled by nvcc this compiles the CUDA kernels as well); see the README, 'GPU'";
+    "compiled by nvcc this compiles the CUDA kernels as well); see docs/gpu.md";
 
 /// The key of node type X's kernels.
 template <class X>
