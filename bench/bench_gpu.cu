@@ -34,7 +34,7 @@
 
 #include <fusor/cuda.hpp>
 #include <fusor/fusor.hpp>
-#include <fusor/gpu/instantiate.cuh>
+#include <fusor/gpu/cuda/instantiate.cuh>
 
 namespace {
 

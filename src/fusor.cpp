@@ -14,4 +14,4 @@
 #include "fusor/compile/impl/shapes.ipp"
 #include "fusor/impl/function.ipp"
 #include "fusor/backend/cpu/impl/backend.ipp"
-#include "fusor/backend/cuda/impl/backend.ipp"
+#include "fusor/backend/gpu/impl/backend.ipp"

@@ -1,7 +1,7 @@
 // The CUDA kernels of the device walkthrough, compiled by nvcc: every kernel the
 // training step needs on a device, compiled and registered for the program
-// (see fusor/gpu/instantiate.cuh).
-#include <fusor/gpu/instantiate.cuh>
+// (see fusor/gpu/cuda/instantiate.cuh).
+#include <fusor/gpu/cuda/instantiate.cuh>
 
 #include "model.hpp"
 

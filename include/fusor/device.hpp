@@ -22,9 +22,9 @@
 #include "fusor/fusor.hpp"
 
 #if defined(__CUDACC__)
-#include "fusor/gpu/instantiate.cuh"
+#include "fusor/gpu/cuda/instantiate.cuh"
 #else
-#include "fusor/backend/cuda/instantiate.hpp"
+#include "fusor/backend/gpu/instantiate.hpp"
 #endif
 
 namespace fusor {

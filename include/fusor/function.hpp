@@ -14,7 +14,7 @@
 //   3. provides the memory the plan writes: the outputs, the spare buffers of
 //      updates not written in place (the buffer the variable held before:
 //      ping-pong, no allocation);
-//   4. runs the steps (backend/cpu, or backend/cuda when its shared
+//   4. runs the steps (backend/cpu, or backend/gpu when its shared
 //      variables live on a device): everything that can fail — a check, an
 //      allocation, a shape error — has happened before the first in-place
 //      write, and a borrowed output's earlier views are made stale before
@@ -50,7 +50,7 @@
 
 #include "fusor/core/apply.hpp"
 #include "fusor/backend/cpu/backend.hpp"
-#include "fusor/backend/cuda/backend.hpp"
+#include "fusor/backend/gpu/backend.hpp"
 #include "fusor/compile/binding.hpp"
 #include "fusor/compile/borrowed_output.hpp"
 #include "fusor/compile/graph.hpp"

@@ -588,7 +588,7 @@ class graph_builder {
   /// Adds what node X holds (expr/node.hpp): its value operands as its
   /// children, each read from memory (materialised when compound) or fused
   /// into X's loop as X's from_memory says (the device units' kernel walk reads
-  /// the same, backend/cuda/instantiate.hpp); the rest as the nodes whose
+  /// the same, backend/gpu/instantiate.hpp); the rest as the nodes whose
   /// shapes it reads (shape_of).
   template <class X>
   void add_held(const X& e, graph_node& n) {

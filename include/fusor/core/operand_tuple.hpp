@@ -16,7 +16,7 @@
 // It is tuple-like: std::tuple_size, std::tuple_element, detail::get<K> (found
 // by argument-dependent lookup, so detail::apply takes it as it takes a
 // std::tuple) and structured bindings. It is also the device evaluators'
-// tuple (gpu::tuple, backend/cuda/tuple.hpp): trivially copyable whenever its
+// tuple (gpu::tuple, backend/gpu/tuple.hpp): trivially copyable whenever its
 // elements are, as a kernel parameter must be, with FUSOR_INLINE access, and
 // one type in g++ and nvcc units alike. Portable.
 #pragma once

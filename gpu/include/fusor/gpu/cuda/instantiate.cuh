@@ -1,8 +1,8 @@
-// fusor/gpu/instantiate.cuh — compiling a program's CUDA kernels, in a .cu
+// fusor/gpu/cuda/instantiate.cuh — compiling a program's CUDA kernels, in a .cu
 // file that nvcc compiles:
 //
 //   // model_kernels.cu
-//   #include <fusor/gpu/instantiate.cuh>
+//   #include <fusor/gpu/cuda/instantiate.cuh>
 //   #include "model.hpp"                 // where make_train() is declared
 //   FUSOR_CUDA_INSTANTIATE(decltype(make_train(std::declval<model&>())))
 //
@@ -18,12 +18,12 @@
 
 #include <type_traits>
 
-#include "fusor/backend/cuda/instantiate.hpp"
-#include "fusor/gpu/kernels.cuh"
+#include "fusor/backend/gpu/instantiate.hpp"
+#include "fusor/gpu/cuda/kernels.cuh"
 
 namespace fusor::gpu::cuda {
 
-/// Registers each kernel's device entry (backend/cuda/instantiate.hpp) and
+/// Registers each kernel's device entry (backend/gpu/instantiate.hpp) and
 /// compiles and registers its CUDA launcher.
 struct register_launchers {
   template <class X>

@@ -1,4 +1,4 @@
-// fusor/backend/cuda/impl/backend.ipp — a plan's step prepared for a device:
+// fusor/backend/gpu/impl/backend.ipp — a plan's step prepared for a device:
 // the kernel the registry holds for its node, or one of the data-movement steps.
 // Part of fusor's run-time half: included by its header in header-only use,
 // compiled once into libfusor under FUSOR_SEPARATE_COMPILATION.
@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "fusor/backend/cuda/backend.hpp"
+#include "fusor/backend/gpu/backend.hpp"
 
 namespace fusor::gpu {
 

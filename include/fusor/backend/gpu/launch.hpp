@@ -1,10 +1,10 @@
-// fusor/backend/cuda/launch.hpp — how a prepared device step reaches a
+// fusor/backend/gpu/launch.hpp — how a prepared device step reaches a
 // kernel: type-erased launchers, found by the evaluator type they were
 // compiled for.
 //
 // A launcher is a host function that enqueues a kernel on a stream. CUDA
 // launchers are compiled by nvcc — in a .cu of the program that names its
-// expressions with FUSOR_CUDA_INSTANTIATE (fusor/gpu/instantiate.cuh) — and
+// expressions with FUSOR_CUDA_INSTANTIATE (fusor/gpu/cuda/instantiate.cuh) — and
 // register themselves, keyed by the C++ type they run (typeid names agree
 // between nvcc and g++ units: nvcc compiles host code with g++). A g++ unit
 // looks them up when its function is built for a device, and a missing one is
@@ -20,8 +20,8 @@
 #include <typeinfo>
 #include <unordered_map>
 
-#include "fusor/backend/cuda/evaluator.hpp"
-#include "fusor/backend/cuda/reduce.hpp"
+#include "fusor/backend/gpu/evaluator.hpp"
+#include "fusor/backend/gpu/reduce.hpp"
 
 namespace fusor::gpu {
 

@@ -1,4 +1,4 @@
-// fusor/backend/cuda/instantiate.hpp — compiling and registering the device
+// fusor/backend/gpu/instantiate.hpp — compiling and registering the device
 // kernels of a function's or an expression's type, in a unit that asks for a
 // device (registry.hpp says why only there).
 //
@@ -8,7 +8,7 @@
 // memory, a reduction kernel for every reduction, a dot kernel, an exponent
 // check. A policy decides what naming one does: here, registering the device
 // kernel entry (its emulated loop); in a unit nvcc compiles
-// (fusor/gpu/instantiate.cuh), also compiling and registering its CUDA
+// (fusor/gpu/cuda/instantiate.cuh), also compiling and registering its CUDA
 // launcher. The walk may name more kernels than a graph uses (a closed
 // gate's operand, a selection's operand read only for its shape); never fewer.
 //
@@ -19,7 +19,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "fusor/backend/cuda/registry.hpp"
+#include "fusor/backend/gpu/registry.hpp"
 #include "fusor/function.hpp"
 #include "fusor/rewrite/stable.hpp"
 

@@ -1,18 +1,18 @@
-// fusor/backend/cuda/backend.hpp — the device backend as the planner sees it:
+// fusor/backend/gpu/backend.hpp — the device backend as the planner sees it:
 // the same four names as the host's (`kernel`, `convert_kernel`,
 // `multi_kernel`, `state`), so that a device runs the plans the host runs.
 // Portable: g++ compiles it. Its kernels are found in the registry
 // (registry.hpp): units that ask for a device compile and register them
 // (instantiate.hpp; in units nvcc compiles, with their CUDA launchers,
-// fusor/gpu/instantiate.cuh), and the emulated device runs their host loops.
+// fusor/gpu/cuda/instantiate.cuh), and the emulated device runs their host loops.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "fusor/backend/cuda/kernels.hpp"
-#include "fusor/backend/cuda/registry.hpp"
+#include "fusor/backend/gpu/kernels.hpp"
+#include "fusor/backend/gpu/registry.hpp"
 #include "fusor/compile/program.hpp"
 
 namespace fusor::gpu {
@@ -66,7 +66,7 @@ struct backend {
     const context& where() const noexcept { return ctx_; }
 
    private:
-    /// The prepared kernel of one step, from the registry (backend/cuda/impl/backend.ipp).
+    /// The prepared kernel of one step, from the registry (backend/gpu/impl/backend.ipp).
     FUSOR_RUNTIME std::unique_ptr<prepared_step> prepare_one(const graph& g, const plan& p, const step_info& s) const;
 
     context ctx_;
@@ -91,5 +91,5 @@ struct backend {
 }  // namespace fusor::gpu
 
 #ifndef FUSOR_SEPARATE_COMPILATION
-#include "fusor/backend/cuda/impl/backend.ipp"
+#include "fusor/backend/gpu/impl/backend.ipp"
 #endif

@@ -1,4 +1,4 @@
-// fusor/backend/cuda/kernels.hpp — the device backend's kernels: how the steps
+// fusor/backend/gpu/kernels.hpp — the device backend's kernels: how the steps
 // of a plan run on a device.
 //
 // As on the host, each step is prepared once per plan: its device evaluator is
@@ -18,7 +18,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "fusor/backend/cuda/launch.hpp"
+#include "fusor/backend/gpu/launch.hpp"
 #include "fusor/compile/collective_step.hpp"
 #include "fusor/compile/gather.hpp"
 #include "fusor/compile/moves.hpp"
@@ -108,7 +108,7 @@ Launcher require_launcher(const context& ctx, Launcher emulated, const std::stri
   throw kernel_not_instantiated_error(
       "fusor: no CUDA kernel was compiled into this program for " + what +
       ". Name the function's (or the expression's) type in a .cu file of the program, compiled by nvcc: "
-      "#include <fusor/gpu/instantiate.cuh> and FUSOR_CUDA_INSTANTIATE(its type); see docs/gpu.md");
+      "#include <fusor/gpu/cuda/instantiate.cuh> and FUSOR_CUDA_INSTANTIATE(its type); see docs/gpu.md");
 }
 
 /// On a real device, splits a reduction with few outputs between blocks and

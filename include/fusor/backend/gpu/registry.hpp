@@ -1,8 +1,8 @@
-// fusor/backend/cuda/registry.hpp — the device kernels a program compiled,
+// fusor/backend/gpu/registry.hpp — the device kernels a program compiled,
 // found by the node types they were compiled for.
 //
 // A device kernel is compiled only where a unit asks for a device
-// (FUSOR_DEVICE_INSTANTIATE, FUSOR_CUDA_INSTANTIATE; backend/cuda/
+// (FUSOR_DEVICE_INSTANTIATE, FUSOR_CUDA_INSTANTIATE; backend/gpu/
 // instantiate.hpp), so that a program that never runs on a device pays
 // nothing for the device's evaluators and emulated loops, and is never
 // refused for a device's limits. A graph therefore names its device kernels
@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "fusor/backend/cuda/kernels.hpp"
+#include "fusor/backend/gpu/kernels.hpp"
 #include "fusor/compile/graph.hpp"
 
 namespace fusor::gpu {

@@ -1,4 +1,4 @@
-// fusor/backend/cuda/tuple.hpp — the device evaluators' tuple: the nodes'
+// fusor/backend/gpu/tuple.hpp — the device evaluators' tuple: the nodes'
 // operand_tuple (core/operand_tuple.hpp), trivially copyable whenever its
 // elements are (libstdc++'s std::tuple is not: it has a user-provided
 // assignment). A kernel parameter is copied bytewise, so everything a kernel

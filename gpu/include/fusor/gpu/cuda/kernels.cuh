@@ -1,6 +1,6 @@
-// fusor/gpu/kernels.cuh — fusor's CUDA kernels and their launchers: what only
+// fusor/gpu/cuda/kernels.cuh — fusor's CUDA kernels and their launchers: what only
 // nvcc compiles. A g++ unit never includes this (it sees the launchers only as
-// function pointers in the registry of backend/cuda/launch.hpp).
+// function pointers in the registry of backend/gpu/launch.hpp).
 //
 // Elementwise groups:
 //   - every leaf contiguous (stride 1 along the one merged axis): CUB's
@@ -19,7 +19,7 @@
 #pragma once
 
 #if !defined(__CUDACC__)
-#error "fusor/gpu/kernels.cuh is CUDA code: compile this unit with nvcc (g++ units link the launchers instead)"
+#error "fusor/gpu/cuda/kernels.cuh is CUDA code: compile this unit with nvcc (g++ units link the launchers instead)"
 #endif
 
 #include <cuda_runtime.h>
@@ -36,7 +36,7 @@
 #include <thrust/iterator/zip_iterator.h>
 #include <thrust/tuple.h>
 
-#include "fusor/backend/cuda/launch.hpp"
+#include "fusor/backend/gpu/launch.hpp"
 
 namespace fusor::gpu::cuda {
 

@@ -1,4 +1,4 @@
-// fusor/backend/cuda/reduce.hpp — reductions as device kernels see them: the
+// fusor/backend/gpu/reduce.hpp — reductions as device kernels see them: the
 // geometry of a reduction (which axes are kept, which reduced) and the
 // reduction of one output's elements, written once, FUSOR_HD, for the CUDA
 // kernels (each thread a share of the elements, then a block reduction of the
@@ -10,7 +10,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "fusor/backend/cuda/evaluator.hpp"
+#include "fusor/backend/gpu/evaluator.hpp"
 #include "fusor/expr/reduction.hpp"
 
 namespace fusor::gpu {

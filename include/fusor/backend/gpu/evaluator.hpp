@@ -1,4 +1,4 @@
-// fusor/backend/cuda/evaluator.hpp — the device lowering of expressions: the
+// fusor/backend/gpu/evaluator.hpp — the device lowering of expressions: the
 // same nodes and the same functors as the host's evaluators, in a form a CUDA
 // kernel can take as a parameter.
 //
@@ -26,7 +26,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "fusor/backend/cuda/tuple.hpp"
+#include "fusor/backend/gpu/tuple.hpp"
 #include "fusor/compile/graph.hpp"
 #include "fusor/compile/plan.hpp"
 #include "fusor/compile/shapes.hpp"
