@@ -7,7 +7,7 @@
 //
 // A handle is reference counted: copying it yields another handle on the same
 // variable (PyTensor's clone(), R12). Values go in and out through
-// get_value / set_value; the README's "Shared variables" has the table of
+// get_value / set_value; docs/guide.md's "Shared variables" has the table of
 // calls, docs/memory-model.md the rules (R8–R32).
 #pragma once
 
