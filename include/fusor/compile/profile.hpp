@@ -114,12 +114,10 @@ class profile_report {
   /// chrome_trace() written to `path` (throws fusor::io_error when it cannot be).
   void write_chrome_trace(const std::string& path) const;
 
-  /// A call begins: its steps are recorded as call calls().
-  void begin_call() noexcept { ++calls_; }
-  /// Step `step` of the current call ran `name`'s kernel from `start` for
-  /// `seconds`, moving `bytes`.
-  void record(const std::string& name, std::size_t step, std::chrono::steady_clock::time_point start, double seconds,
-              double bytes) {
+  /// One run of `name`'s kernel, `seconds` long, moving `bytes`, added to
+  /// the statistics only (not to the trace: it is no step of a call).
+  /// Returns the kernel's index in kernels().
+  std::size_t record(const std::string& name, double seconds, double bytes) {
     std::size_t k = 0;
     while (k < kernels_.size() && kernels_[k].name != name) ++k;
     if (k == kernels_.size()) kernels_.push_back({name, 0, 0, 0});
@@ -127,6 +125,15 @@ class profile_report {
     ++stats.calls;
     stats.seconds += seconds;
     stats.bytes += bytes;
+    return k;
+  }
+  /// A call begins: its steps are recorded as call calls().
+  void begin_call() noexcept { ++calls_; }
+  /// Step `step` of the current call ran `name`'s kernel from `start` for
+  /// `seconds`, moving `bytes`.
+  void record(const std::string& name, std::size_t step, std::chrono::steady_clock::time_point start, double seconds,
+              double bytes) {
+    const std::size_t k = record(name, seconds, bytes);
     if (events_.empty()) epoch_ = start;
     const trace_event e{k, step, calls_ == 0 ? 0 : calls_ - 1,
                         std::chrono::duration<double>(start - epoch_).count(), seconds, bytes};
