@@ -22,6 +22,8 @@ namespace detail {
 /// Writes `text` to the file `path`; throws fusor::io_error naming `who` and
 /// the file when it cannot (compile/impl/profile.ipp).
 FUSOR_RUNTIME void write_text_file(const std::string& path, const std::string& text, const char* who);
+/// `text` as a JSON string, quotes included (compile/impl/profile.ipp).
+FUSOR_RUNTIME std::string json_string(const std::string& text);
 }  // namespace detail
 
 struct kernel_stats {
