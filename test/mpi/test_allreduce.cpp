@@ -41,6 +41,14 @@ TEST_CASE("allreduce: sum, mean, max and min of every process's values") {
   for (const auto& st : f.last_plan().steps) copies += st.kind == fusor::step_kind::output;
   CHECK(copies == 0);
   CHECK(f.last_plan().arena_bytes == 0);
+  // The plan's picture draws each communication step as a hexagon, writing its output.
+  const std::string dot = f.plan_dot();
+  std::size_t hexagons = 0, communicating = 0;
+  for (auto at = dot.find("[shape=hexagon"); at != std::string::npos; at = dot.find("[shape=hexagon", at + 1)) ++hexagons;
+  for (const auto& st : f.last_plan().steps) communicating += st.kind == fusor::step_kind::communicate;
+  CHECK(communicating == 4);
+  CHECK(hexagons == communicating);
+  CHECK(dot.find("label=\"0 communicate") != std::string::npos);
   const double tri = p * (p + 1) / 2.0;  // 1 + 2 + ... + p
   CHECK(s == xt::xtensor<double, 1>{tri, -2 * tri, 10.0 * p - (p - 1) * p / 2.0});
   CHECK(xt::allclose(m, xt::xtensor<double, 1>{tri / p, -2 * tri / p, (10.0 * p - (p - 1) * p / 2.0) / p}));
