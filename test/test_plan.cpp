@@ -658,7 +658,7 @@ TEST_CASE("pictures: a profile's trace has one event per step of each call, as C
   const auto& p = f.last_plan();
   std::vector<std::size_t> running;  // the steps that run a kernel (not the commit's installs)
   for (std::size_t i = 0; i < p.steps.size(); ++i)
-    if (p.steps[i].kind != fusor::step_kind::install && p.steps[i].kind != fusor::step_kind::transfer) running.push_back(i);
+    if (p.steps[i].runs_kernel()) running.push_back(i);
   const fusor::profile_report& profile = f.profile();
   const auto events = profile.events();
   CHECK(profile.calls() == 3);

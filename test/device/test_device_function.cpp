@@ -248,8 +248,7 @@ TEST_CASE_FIXTURE(fixture, "profiling a function on a device times each step to 
   CHECK(f.profile().str().find("sum(exp(W))") != std::string::npos);
   // The trace: one event per kernel step of each call, each timed to its end.
   std::size_t kernel_steps = 0;
-  for (const auto& s : f.last_plan().steps)
-    kernel_steps += s.kind != fusor::step_kind::install && s.kind != fusor::step_kind::transfer;
+  for (const auto& s : f.last_plan().steps) kernel_steps += s.runs_kernel();
   const auto events = f.profile().events();
   CHECK(events.size() == 3 * kernel_steps);
   for (const auto& e : events) CHECK(e.seconds >= 0);

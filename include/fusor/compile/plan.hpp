@@ -115,6 +115,14 @@ struct step_info {
   std::vector<int> reads;  ///< the slots the step reads
   double bytes = 0;        ///< bytes read and written, STREAM-counted (for the profile)
   std::string label;       ///< what the profile and f.plan() call it
+
+  /// Whether a call runs a kernel for this step: not the commit's installs
+  /// and transfers, nor a communication an earlier step's message carries.
+  /// (These are the steps a profile times and its trace records.)
+  bool runs_kernel() const noexcept {
+    return kind != step_kind::install && kind != step_kind::transfer &&
+           !(kind == step_kind::communicate && message_steps == 0);
+  }
 };
 
 /// How an update is written.

@@ -23,9 +23,7 @@ FUSOR_RUNTIME program::entry& program::find_or_build(const call_facts& facts) {
   e->plan = make_plan(graph_, facts);
   e->prepared = prepare_(graph_, e->plan);
   e->id = ++plans_made_;
-  for (const step_info& s : e->plan.steps)
-    e->runs.push_back(s.kind != step_kind::install && s.kind != step_kind::transfer &&
-                      !(s.kind == step_kind::communicate && s.message_steps == 0));  // carried by an earlier message
+  for (const step_info& s : e->plan.steps) e->runs.push_back(s.runs_kernel());
   e->agreements = detail::agreements_of(graph_, e->plan);
   if (cache_.size() == max_plans) cache_.pop_back();
   cache_.insert(cache_.begin(), std::move(e));
