@@ -13,5 +13,6 @@
 #include "fusor/compile/impl/program.ipp"
 #include "fusor/compile/impl/shapes.ipp"
 #include "fusor/impl/function.ipp"
+#include "fusor/impl/eval.ipp"
 #include "fusor/backend/cpu/impl/backend.ipp"
 #include "fusor/backend/gpu/impl/backend.ipp"

@@ -93,21 +93,44 @@ void bind_inputs(const graph& g, call_facts& facts, const B&... bindings) {
   }
 }
 
-/// Builds an evaluation's graph (the host's kernels, the device's keys), then points it at
-/// the space of its shared variables.
-template <class Add>
-void build(evaluation& ev, const char* who, Add&& add) {
-  ev.built = false;
-  ev.prog = program{};
-  graph& g = ev.prog.graph();
-  graph_builder<cpu::backend, gpu::keyed_backend> b(g);
-  add(g, b);
-  ev.facts.space = space_of_graph(g, who);
-  ev.facts.backend = host_accessible(ev.facts.space) ? backend_id::host : backend_id::device;
-  target(ev.prog, ev.facts.space, who);
-  ev.key = ev.probe;
-  ev.built = true;
-}
+/// The builder an eval or an assign adds its expression with.
+using evaluation_builder = graph_builder<cpu::backend, gpu::keyed_backend>;
+
+/// What an eval or an assign adds to its fresh graph (its expression, and its
+/// output or update): a function and its context, so that `build` is one
+/// function rather than one per expression type.
+struct graph_adder {
+  void (*call)(void* context, graph& g, evaluation_builder& b) = nullptr;
+  void* context = nullptr;
+
+  /// An adder that calls `f(g, b)`; f must outlive the adder.
+  template <class F>
+  static graph_adder to(F& f) noexcept {
+    return {[](void* c, graph& g, evaluation_builder& b) { (*static_cast<F*>(c))(g, b); }, &f};
+  }
+};
+
+// The type-independent steps of an eval or an assign (impl/eval.ipp), in call
+// order: what remains in the templates below is what needs the expression's
+// and the arguments' types (its graph, the arguments' checks, the result).
+
+/// Builds an evaluation's graph (the host's kernels, the device's keys), then
+/// points it at the space of its shared variables.
+FUSOR_RUNTIME void build(evaluation& ev, const char* who, graph_adder add);
+
+/// The plan for a call whose inputs are bound: the spaces checked, the shared
+/// variables' facts read, the plan found or built, the slots pointed at this
+/// call's memory (the output's and a spare's are the caller's to set).
+FUSOR_RUNTIME program::entry& plan_evaluation(evaluation& ev);
+
+/// Runs the plan of an eval, its output written to `host_out` (`bytes`): on
+/// the host in place, on a device into a buffer there, copied back. Then
+/// finish_evaluation.
+FUSOR_RUNTIME void run_evaluation(evaluation& ev, program::entry& e, void* host_out, std::size_t bytes);
+
+/// After a call ran: the random streams' counters advanced, a large arena
+/// given back.
+FUSOR_RUNTIME void finish_evaluation(evaluation& ev);
 
 /// fusor::assign of an expression of the variable's dtype: a function of one
 /// update (of all of the variable, or with `region`, of a view of it).
@@ -121,8 +144,8 @@ void assign_planned(const shared<T>& dest, const Expr& expr, const view_spec* re
   ev.probe.push_back(dest.id());
   if (region) region->append_key(ev.probe);
   else ev.probe.push_back(~std::uint64_t{0});
-  if (!ev.built || ev.probe != ev.key)
-    build(ev, "fusor::assign", [&](graph& g, auto& b) {
+  if (!ev.built || ev.probe != ev.key) {
+    auto add = [&](graph& g, evaluation_builder& b) {
       graph_update u;
       u.node = b.add_root(expr);
       u.variable = b.add_shared(dest);
@@ -132,24 +155,22 @@ void assign_planned(const shared<T>& dest, const Expr& expr, const view_spec* re
         u.region = *region;
       }
       g.updates.push_back(u);
-    });
+    };
+    build(ev, "fusor::assign", graph_adder::to(add));
+  }
   const collective_scope collectives(ev.prog.graph().collectives);
   bind_inputs(ev.prog.graph(), ev.facts, bindings...);
-  check_spaces(ev.facts, ev.prog.graph());
-  read_shared_facts(ev.prog.graph(), ev.facts);
-  auto& entry = ev.prog.plan_for(ev.facts);
+  auto& entry = plan_evaluation(ev);
   const update_plan& u = entry.plan.updates[0];
-  ev.prog.bind_slots(entry, ev.facts);
   array<E> fresh;
   if (!u.in_place) {
     fresh = array<E>::allocate(u.shape, dest.space());
     ev.prog.slot(u.spare) = fresh.mutable_data();
   }
-  ev.prog.run(entry, nullptr, [](const step_info&) {});
+  ev.prog.run(entry, nullptr);
   if (u.in_place) record.written_in_place();
   else record.install(std::move(fresh));
-  advance_counters(ev.prog.graph());
-  if (ev.prog.arena_bytes() > evaluation::keep_arena_bytes) ev.prog.release_arena();
+  finish_evaluation(ev);
 }
 
 }  // namespace detail
@@ -163,30 +184,18 @@ template <class X, class... B>
   thread_local detail::evaluation ev;
   ev.probe.clear();
   detail::graph_key(expr, ev.probe);
-  if (!ev.built || ev.probe != ev.key)
-    detail::build(ev, "fusor::eval", [&](graph& g, auto& b) {
+  if (!ev.built || ev.probe != ev.key) {
+    auto add = [&](graph& g, detail::evaluation_builder& b) {
       g.outputs.push_back(graph_output{b.add_root(expr), false, false, false});
-    });
+    };
+    detail::build(ev, "fusor::eval", detail::graph_adder::to(add));
+  }
   const collective_scope collectives(ev.prog.graph().collectives);
   detail::bind_inputs(ev.prog.graph(), ev.facts, bindings...);
-  check_spaces(ev.facts, ev.prog.graph());
-  read_shared_facts(ev.prog.graph(), ev.facts);
-  auto& entry = ev.prog.plan_for(ev.facts);
-  ev.prog.bind_slots(entry, ev.facts);
+  auto& entry = detail::plan_evaluation(ev);
   const dims& shape = entry.plan.outputs[0].shape;
   auto out = detail::make_result<Expr>(shape);
-  array<value_type_t<Expr>> on_device;  // on a device: computed there, copied back
-  if (host_accessible(ev.facts.space)) {
-    ev.prog.slot(entry.plan.outputs[0].slot) = detail::result_data(out);
-  } else {
-    on_device = array<value_type_t<Expr>>::allocate(shape, ev.facts.space);
-    ev.prog.slot(entry.plan.outputs[0].slot) = on_device.mutable_data();
-  }
-  ev.prog.run(entry, nullptr, [](const step_info&) {});
-  if (!host_accessible(ev.facts.space))
-    copy_bytes(detail::result_data(out), host, on_device.data(), ev.facts.space, on_device.bytes());
-  advance_counters(ev.prog.graph());
-  if (ev.prog.arena_bytes() > detail::evaluation::keep_arena_bytes) ev.prog.release_arena();
+  detail::run_evaluation(ev, entry, detail::result_data(out), shape.elements() * sizeof(value_type_t<Expr>));
   return out;
 }
 
@@ -249,3 +258,7 @@ void assign(const view_node<basic_shared_leaf<Tag>, N>& dest, X&& x, const B&...
 }
 
 }  // namespace fusor
+
+#ifndef FUSOR_SEPARATE_COMPILATION
+#include "fusor/impl/eval.ipp"
+#endif

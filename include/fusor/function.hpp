@@ -131,6 +131,167 @@ FUSOR_RUNTIME memory_space space_of_graph(graph& g, const std::string& who);
 /// reported now, naming the expressions, rather than at a call.
 FUSOR_RUNTIME void target(program& prog, const memory_space& space, const std::string& who);
 
+/// The part of a compiled function that does not depend on its C++ types: its
+/// program, the facts of its calls, the steady-call shortcut, profiling and
+/// CUDA graphs, and the members that report on them. fusor::function derives
+/// from it and adds what needs the types (the expressions, the arguments'
+/// binding, the outputs and the update buffers). One class, compiled once (in
+/// libfusor in the compiled-runtime mode), where each function type used to
+/// compile its own copy of all of this.
+class function_core {
+ public:
+  function_core(const function_core&) = delete;
+  function_core& operator=(const function_core&) = delete;
+
+  /// Per-kernel calls, time, bytes moved and GB/s, when profiling is on
+  /// (enable_profiling(), or FUSOR_PROFILE=1 in the environment).
+  /// Its trace, profile().chrome_trace(), has one event per step of each
+  /// profiled call, for Perfetto or chrome://tracing.
+  const profile_report& profile() const noexcept { return profile_; }
+  /// Forgets what was profiled so far (the statistics and the trace).
+  void reset_profile() noexcept { profile_.clear(); }
+  void enable_profiling(bool on = true) noexcept { profiling_ = on; }
+  bool profiling() const noexcept { return profiling_; }
+
+  /// The plan the last call ran, printed: the shapes it was built for, its
+  /// steps with the slots they read and write, the arena, and every in-place
+  /// decision with its reason.
+  FUSOR_RUNTIME std::string plan() const;
+  /// The plan the last call ran, as data (throws before the first call).
+  FUSOR_RUNTIME const fusor::plan& last_plan() const;
+  /// The plan the last call ran as a Graphviz graph (plan::dot): its steps,
+  /// temporaries and their arena bytes, the shared variables it reads and
+  /// updates. `dot -Tsvg plan.dot -o plan.svg` draws it. Throws before the
+  /// first call.
+  std::string plan_dot() const { return last_plan().dot(prog_.graph()); }
+  /// plan_dot() written to the file `path` (throws fusor::io_error when it
+  /// cannot be).
+  void write_plan_dot(const std::string& path) const {
+    detail::write_text_file(path, plan_dot(), "fusor::function::write_plan_dot");
+  }
+  /// The graph the function was built into.
+  const fusor::graph& graph() const noexcept { return prog_.graph(); }
+  /// Where the function runs: where its shared variables live (the host when
+  /// it has none).
+  const memory_space& space() const noexcept { return facts_.space; }
+  /// How many plans the function has built (one per new signature).
+  std::size_t plans_built() const noexcept { return prog_.plans_built(); }
+
+  /// CUDA graphs, opt-in: on a device, a call whose plan has run before is
+  /// captured once into a graph, and later calls with the same plan and the
+  /// same buffers replay it as one launch — less host time per call
+  /// when a plan has several kernels. Two graphs are kept per function (an
+  /// update written through a spare buffer alternates between two buffer
+  /// sets). Plans that copy to or from the host inside their steps (host
+  /// arguments, integer exponent checks) run as usual. Off by default; no
+  /// effect on the host or while profiling.
+  void enable_graphs(bool on = true) {
+    graphs_on_ = on;
+    if (!on) drop_graphs();
+  }
+  bool graphs_enabled() const noexcept { return graphs_on_; }
+  /// Calls run by replaying a captured graph, and graphs captured.
+  std::size_t graph_replays() const noexcept { return graph_replays_; }
+  std::size_t graphs_captured() const noexcept { return graphs_captured_; }
+
+  /// How the last call wrote update k / output k: in place or not.
+  bool update_was_in_place(std::size_t k) const noexcept {
+    const auto* e = prog_.current();
+    return e && k < e->plan.updates.size() && e->plan.updates[k].in_place;
+  }
+  bool output_was_in_place(std::size_t k) const noexcept {
+    const auto* e = prog_.current();
+    return e && k < e->plan.outputs.size() && e->plan.outputs[k].in_place;
+  }
+  /// Whether the last call gave update k another updated variable's buffer.
+  bool update_was_transfer(std::size_t k) const noexcept {
+    const auto* e = prog_.current();
+    return e && k < e->plan.updates.size() && e->plan.updates[k].transfer_from >= 0;
+  }
+
+ protected:
+  function_core() = default;
+  ~function_core() { drop_graphs(); }
+
+  // Building (the checks' refusals are written here once, not per type).
+  /// No input listed twice (the graph's inputs, as declared in call order).
+  FUSOR_RUNTIME void check_inputs_distinct() const;
+  /// Every given is read, and no expression reads an input beyond the
+  /// function's `inputs` declared ones.
+  FUSOR_RUNTIME void check_graph_reads(std::size_t inputs) const;
+  [[noreturn]] FUSOR_RUNTIME static void refuse_repeated_update(const variable_base& variable);
+  [[noreturn]] FUSOR_RUNTIME static void refuse_update_pattern(const variable_base& variable,
+                                                              const std::string& expression,
+                                                              const std::vector<bool>& got,
+                                                              const std::vector<bool>& want);
+  /// After the graph is built: where the function runs and its backend, the
+  /// inputs' facts sized, profiling from the environment.
+  FUSOR_RUNTIME void finish_build(std::size_t inputs);
+  /// How a stale borrowed output k is named in its error.
+  FUSOR_RUNTIME std::string output_description(std::size_t k) const;
+
+  /// Marks a call as running for its lifetime: a second call of the same
+  /// function object meanwhile (from another thread) is refused.
+  class call_guard {
+   public:
+    FUSOR_RUNTIME explicit call_guard(std::atomic<bool>& busy);
+    call_guard(const call_guard&) = delete;
+    call_guard& operator=(const call_guard&) = delete;
+    ~call_guard() { busy_.store(false, std::memory_order_release); }
+
+   private:
+    std::atomic<bool>& busy_;
+  };
+
+  /// The plan of a call whose arguments are bound: the last call's, with its
+  /// slot table, when nothing it was made for changed (a steady call); else
+  /// found in the plan cache or built, and the slots bound.
+  FUSOR_RUNTIME program::entry& plan_call();
+  /// Runs the plan's kernel steps (replaying a captured graph where graphs
+  /// are on and the plan allows), `before` each.
+  FUSOR_RUNTIME void run_steps(program::entry& e, step_hook before);
+
+  program prog_;
+  call_facts facts_;
+  std::atomic<bool> busy_{false};
+
+ private:
+  /// What the last full binding saw: while the arguments are the same
+  /// (same buffers, shapes, dtypes, writability), no shared variable's
+  /// storage was replaced, and no view of an updated variable appeared or went
+  /// away, the plan and the slot table of the last call are this call's.
+  struct steady_state {
+    program::entry* entry = nullptr;
+    std::vector<input_facts> inputs;
+    std::vector<std::uint64_t> versions;
+    std::vector<std::uint8_t> viewed;  ///< per update
+  };
+  struct captured_graph {
+    std::uint64_t plan = 0;
+    std::vector<void*> slots;
+    device_runtime* runtime = nullptr;
+    void* exec = nullptr;
+  };
+
+  FUSOR_RUNTIME bool steady() const noexcept;
+  /// The full path: the shared variables' facts, the plan for them (from the
+  /// cache or built), the slot table.
+  FUSOR_RUNTIME program::entry& replan();
+  /// Runs a steady call as a graph: replays the one captured for this plan
+  /// and these buffers, or captures it now. False when the plan cannot be
+  /// captured (the caller then runs the steps; nothing ran here).
+  FUSOR_RUNTIME bool run_as_graph(program::entry& e, step_hook before);
+  FUSOR_RUNTIME void drop_graphs() noexcept;
+
+  steady_state steady_;
+  bool profiling_ = false;
+  profile_report profile_;
+  bool graphs_on_ = false;
+  std::vector<captured_graph> graphs_;
+  std::uint64_t uncapturable_plan_ = 0;
+  std::size_t graph_replays_ = 0, graphs_captured_ = 0;
+};
+
 }  // namespace detail
 
 /// What fusor::eval returns for an expression: its element type for rank 0,
@@ -142,7 +303,7 @@ template <class Ins, class Outs, class Upds, class Givens = givens_t<>>
 class function;
 
 template <class... I, class... O, class... U, class... G>
-class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>> {
+class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>> : public detail::function_core {
   static constexpr std::size_t n_in = sizeof...(I);
   static constexpr std::size_t n_out = sizeof...(O);
   static constexpr std::size_t n_upd = sizeof...(U);
@@ -194,20 +355,9 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
         outs_(std::move(outs.items)),
         upds_(std::move(upds.items)),
         givs_(std::move(givs.items)) {
-    check_inputs_distinct();
-    check_givens();
-    check_updates();
     build_graph();
-    facts_.space = detail::space_of_graph(prog_.graph(), "fusor::function");
-    facts_.backend = host_accessible(facts_.space) ? backend_id::host : backend_id::device;
-    detail::target(prog_, facts_.space, "fusor::function");
-    detail::for_each_index<n_out>([&](auto k) {
-      const fusor::graph& g = prog_.graph();
-      std::get<k>(out_slots_).stamp->what =
-          "borrowed output " + std::to_string(k) + " (" + g[g.outputs[k].node].text + ")";
-    });
-    facts_.inputs.resize(n_in);
-    if (const char* env = std::getenv("FUSOR_PROFILE"); env && *env && *env != '0') profiling_ = true;
+    finish_build(n_in);
+    detail::for_each_index<n_out>([&](auto k) { std::get<k>(out_slots_).stamp->what = output_description(k); });
   }
 
   /// A function with updates and no outputs.
@@ -238,35 +388,21 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
     requires(sizeof...(O) == 0)
       : function(std::move(ins), outputs_t<>{}, std::move(upds), std::move(givs)) {}
 
-  function(const function&) = delete;
-  function& operator=(const function&) = delete;
-  ~function() { drop_graphs(); }
-
   /// Calls the function; arguments match inputs(...) by position.
   template <class... A>
   decltype(auto) operator()(A&&... args) {
     static_assert(sizeof...(A) == n_in,
                   "FUSOR_WRONG_ARGUMENT_COUNT: a fusor::function takes exactly one argument per entry of its "
                   "inputs(...), in the same order");
-    if (busy_.exchange(true, std::memory_order_acquire))
-      throw error("fusor::function: called while another call of the same function object is running; one "
-                  "function object must not be called from two threads at once");
-    struct release {
-      std::atomic<bool>& flag;
-      ~release() { flag.store(false, std::memory_order_release); }
-    } guard{busy_};
+    const call_guard guard(busy_);
     const collective_scope collectives(prog_.graph().collectives);  // a failed call tells the other processes
     bind_all(std::index_sequence_for<A...>{}, std::forward<A>(args)...);
-    unshare_writable(facts_);
-    check_spaces(facts_, prog_.graph());
-    auto& entry = steady() ? *steady_.entry : replan();
+    auto& entry = plan_call();
     const fusor::plan& p = entry.plan;
     auto results = prepare_outputs(p, std::index_sequence_for<O...>{});
     bind_results(p, results, std::index_sequence_for<O...>{});
     prepare_spares(p);
-    if (!(graphs_on_ && entry.warm && !profiling_ && facts_.backend == backend_id::device && run_as_graph(entry)))
-      prog_.run(entry, profiling_ ? &profile_ : nullptr, [&](const step_info& s) { stale_before_write(s); });
-    entry.warm = true;
+    run_steps(entry, stale_hook());
     commit(p);
     advance_counters(prog_.graph());
     return make_outputs(p, results, std::index_sequence_for<O...>{});
@@ -285,47 +421,6 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
     return r;
   }
 
-  /// Per-kernel calls, time, bytes moved and GB/s, when profiling is on
-  /// (enable_profiling(), or FUSOR_PROFILE=1 in the environment).
-  /// Its trace, profile().chrome_trace(), has one event per step of each
-  /// profiled call, for Perfetto or chrome://tracing.
-  const profile_report& profile() const noexcept { return profile_; }
-  /// Forgets what was profiled so far (the statistics and the trace).
-  void reset_profile() noexcept { profile_.clear(); }
-  void enable_profiling(bool on = true) noexcept { profiling_ = on; }
-  bool profiling() const noexcept { return profiling_; }
-
-  /// The plan the last call ran, printed: the shapes it was built for, its
-  /// steps with the slots they read and write, the arena, and every in-place
-  /// decision with its reason.
-  std::string plan() const {
-    const auto* e = prog_.current();
-    return e ? e->plan.str(prog_.graph()) : std::string("no plan yet: the function has not been called");
-  }
-  /// The plan the last call ran, as data (throws before the first call).
-  const fusor::plan& last_plan() const {
-    const auto* e = prog_.current();
-    if (!e) throw value_error("fusor::function: no plan yet: the function has not been called");
-    return e->plan;
-  }
-  /// The plan the last call ran as a Graphviz graph (plan::dot): its steps,
-  /// temporaries and their arena bytes, the shared variables it reads and
-  /// updates. `dot -Tsvg plan.dot -o plan.svg` draws it. Throws before the
-  /// first call.
-  std::string plan_dot() const { return last_plan().dot(prog_.graph()); }
-  /// plan_dot() written to the file `path` (throws fusor::io_error when it
-  /// cannot be).
-  void write_plan_dot(const std::string& path) const {
-    detail::write_text_file(path, plan_dot(), "fusor::function::write_plan_dot");
-  }
-  /// The graph the function was built into.
-  const fusor::graph& graph() const noexcept { return prog_.graph(); }
-  /// Where the function runs: where its shared variables live (the host when
-  /// it has none).
-  const memory_space& space() const noexcept { return facts_.space; }
-  /// How many plans the function has built (one per new signature).
-  std::size_t plans_built() const noexcept { return prog_.plans_built(); }
-
   /// The same function over other shared variables (Theano's
   /// Function.copy(swap=...)): `f.copy(fusor::swap(w1, w2))` reads — and
   /// updates — `w2` wherever `f` reads or updates `w1` (variables of the same
@@ -339,54 +434,8 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
                     swap_updates(sw, std::index_sequence_for<U...>{}), swap_givens(sw, std::index_sequence_for<G...>{}));
   }
 
-  /// CUDA graphs, opt-in: on a device, a call whose plan has run before is
-  /// captured once into a graph, and later calls with the same plan and the
-  /// same buffers replay it as one launch — less host time per call
-  /// when a plan has several kernels. Two graphs are kept per function (an
-  /// update written through a spare buffer alternates between two buffer
-  /// sets). Plans that copy to or from the host inside their steps (host
-  /// arguments, integer exponent checks) run as usual. Off by default; no
-  /// effect on the host or while profiling.
-  void enable_graphs(bool on = true) {
-    graphs_on_ = on;
-    if (!on) drop_graphs();
-  }
-  bool graphs_enabled() const noexcept { return graphs_on_; }
-  /// Calls run by replaying a captured graph, and graphs captured.
-  std::size_t graph_replays() const noexcept { return graph_replays_; }
-  std::size_t graphs_captured() const noexcept { return graphs_captured_; }
-
-  /// How the last call wrote update k / output k: in place or not.
-  bool update_was_in_place(std::size_t k) const noexcept {
-    const auto* e = prog_.current();
-    return e && k < n_upd && e->plan.updates[k].in_place;
-  }
-  bool output_was_in_place(std::size_t k) const noexcept {
-    const auto* e = prog_.current();
-    return e && k < n_out && e->plan.outputs[k].in_place;
-  }
-  /// Whether the last call gave update k another updated variable's buffer.
-  bool update_was_transfer(std::size_t k) const noexcept {
-    const auto* e = prog_.current();
-    return e && k < n_upd && e->plan.updates[k].transfer_from >= 0;
-  }
-
  private:
   // ------------------------------------------------------------ build-time checks
-
-  void check_inputs_distinct() const {
-    std::array<std::uint64_t, n_in + 1> ids{};
-    std::array<std::string, n_in + 1> names{};
-    detail::for_each_index<n_in>([&](auto k) {
-      ids[k] = std::get<k>(ins_).variable.id();
-      names[k] = std::get<k>(ins_).variable.str();
-    });
-    for (std::size_t a = 0; a < n_in; ++a)
-      for (std::size_t b = a + 1; b < n_in; ++b)
-        if (ids[a] == ids[b])
-          throw value_error("fusor::function: input '" + names[a] + "' is listed twice in inputs(...), at positions " +
-                            std::to_string(a) + " and " + std::to_string(b) + " (R40)");
-  }
 
   /// A given replaces what the function would otherwise read; an explicit
   /// input is bound by the caller, so replacing one is an error (R40).
@@ -409,19 +458,12 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
       const auto& u = std::get<k>(upds_);
       const auto& var = u.variable;
       for (std::size_t j = 0; j < k; ++j)
-        if (targets[j] == var.id())
-          throw value_error("fusor::function: " + var.record()->describe() + " has two update expressions (R54)");
+        if (targets[j] == var.id()) refuse_repeated_update(*var.record());
       targets[k] = var.id();
       if (u.partial) return;  // the variable keeps its shape: the planner checks the region's
       const std::vector<bool> want = var.broadcastable();
       const std::vector<bool> got = broadcastable_pattern(u.expression, want.size());
-      if (want != got)
-        throw value_error("fusor::function: the update of " + var.record()->describe() + ", " + text_of(u.expression) +
-                          ", has broadcastable pattern " + pattern_str(got) + " but the variable's is " +
-                          pattern_str(want) +
-                          ": an update must keep the variable's type (R55). Give the variable the same pattern, or "
-                          "make the expression vary along those axes (a dtype difference is fixed with "
-                          "fusor::cast<E>(...))");
+      if (want != got) refuse_update_pattern(*var.record(), text_of(u.expression), got, want);
     });
   }
 
@@ -433,12 +475,6 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
     fusor::graph g;
     graph_builder<cpu::backend, gpu::keyed_backend> b(g);
     return g[b.add(e)].text;
-  }
-
-  static std::string pattern_str(const std::vector<bool>& p) {
-    std::string s = "(";
-    for (std::size_t i = 0; i < p.size(); ++i) s += (i ? ", " : "") + std::string(p[i] ? "True" : "False");
-    return s + (p.size() == 1 ? ",)" : ")");
   }
 
   // ------------------------------------------------------------ copies over other variables
@@ -496,10 +532,15 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
   using plain_tuple = decltype(plain_types(std::index_sequence_for<O...>{}));
 
  private:
+  /// The graph of the outputs and updates, after the checks that need only
+  /// the function's parts (each refusal names what to change).
   void build_graph() {
     fusor::graph& g = prog_.graph();
     graph_builder<cpu::backend, gpu::keyed_backend> b(g);
     detail::for_each_index<n_in>([&](auto k) { b.declare_input(std::get<k>(ins_).variable); });
+    check_inputs_distinct();
+    check_givens();
+    check_updates();
     detail::for_each_index<n_giv>([&](auto k) {
       const auto& gv = std::get<k>(givs_);
       b.add_given(gv.target, gv.replacement);
@@ -522,125 +563,11 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
       gu.region = u.region;
       g.updates.push_back(gu);
     });
-    for (const auto& gg : g.givens) {
-      bool read = false;
-      for (const auto& n : g.nodes) read = read || (n.kind == node_kind::given && g.givens[static_cast<std::size_t>(n.leaf)].id == gg.id);
-      if (!read)
-        throw value_error("fusor::function: givens(...) replaces " + gg.name +
-                          ", which no output or update expression reads");
-    }
-    if (g.inputs.size() != n_in)
-      throw value_error("fusor::function: an expression reads input '" + g.inputs[n_in].name +
-                        "', which is not among the function's inputs(...)");
+    check_graph_reads(n_in);
     g.multi_output_kernel[static_cast<std::size_t>(backend_id::host)] =
         detail::multi_kernel_of<cpu::backend>(static_cast<plain_tuple*>(nullptr));
     g.multi_output_kernel[static_cast<std::size_t>(backend_id::device)] =
         detail::multi_kernel_of<gpu::keyed_backend>(static_cast<plain_tuple*>(nullptr));
-  }
-
-  // ------------------------------------------------------------ the plan of this call
-
-  using entry_t = program::entry;
-
-  /// What the last full binding saw: while the arguments are the same
-  /// (same buffers, shapes, dtypes, writability), no shared variable's
-  /// storage was replaced, and no view of an updated variable appeared or went
-  /// away, the plan and the slot table of the last call are this call's.
-  struct steady_state {
-    entry_t* entry = nullptr;
-    std::vector<input_facts> inputs;
-    std::vector<std::uint64_t> versions;
-    std::vector<std::uint8_t> viewed;  ///< per update
-  };
-
-  bool steady() const noexcept {
-    if (!steady_.entry) return false;
-    for (std::size_t i = 0; i < n_in; ++i) {
-      const auto& a = facts_.inputs[i];
-      const auto& b = steady_.inputs[i];
-      if (a.data != b.data || a.bytes != b.bytes || a.source != b.source || a.writable != b.writable ||
-          !(a.shape == b.shape) || a.space != b.space || !(a.layout == b.layout))
-        return false;
-    }
-    const auto& g = prog_.graph();
-    for (std::size_t j = 0; j < g.shared.size(); ++j)
-      if (g.shared[j].record->storage_version() != steady_.versions[j]) return false;
-    for (std::size_t k = 0; k < n_upd; ++k) {
-      const auto& var = g.shared[static_cast<std::size_t>(g.updates[k].variable)];
-      if (var.viewed(var.record) != static_cast<bool>(steady_.viewed[k])) return false;
-    }
-    return true;
-  }
-
-  /// The full path: the shared variables' facts, the plan for them (from the
-  /// cache or built), the slot table.
-  entry_t& replan() {
-    steady_.entry = nullptr;
-    const auto& g = prog_.graph();
-    read_shared_facts(g, facts_);
-    auto& entry = prog_.plan_for(facts_);
-    prog_.bind_slots(entry, facts_);
-    steady_.inputs = facts_.inputs;
-    steady_.versions.resize(g.shared.size());
-    for (std::size_t j = 0; j < g.shared.size(); ++j) steady_.versions[j] = g.shared[j].record->storage_version();
-    steady_.viewed.resize(n_upd);
-    for (std::size_t k = 0; k < n_upd; ++k)
-      steady_.viewed[k] = facts_.shared[static_cast<std::size_t>(g.updates[k].variable)].viewed;
-    steady_.entry = &entry;
-    return entry;
-  }
-
-  // ------------------------------------------------------------ graphs
-
-  struct captured_graph {
-    std::uint64_t plan = 0;
-    std::vector<void*> slots;
-    device_runtime* runtime = nullptr;
-    void* exec = nullptr;
-  };
-
-  /// Runs a steady call as a graph: replays the one captured for this plan
-  /// and these buffers, or captures it now. False when the plan cannot be
-  /// captured (the caller then runs the steps; nothing ran here).
-  bool run_as_graph(program::entry& e) {
-    if (!e.prepared->capturable() || uncapturable_plan_ == e.id) return false;
-    auto before = [&](const step_info& st) { stale_before_write(st); };
-    device_runtime& rt = device_runtime_for(facts_.space);
-    const int dev = facts_.space.device;
-    const auto& slots = prog_.slots();
-    for (const auto& g : graphs_)
-      if (g.plan == e.id && g.slots == slots) {
-        prog_.run_hooks(e, before);
-        e.prepared->bind(slots.data());
-        rt.graph_launch(dev, g.exec);
-        ++graph_replays_;
-        return true;
-      }
-    rt.capture_begin(dev);
-    try {
-      prog_.run(e, nullptr, before);
-    } catch (...) {
-      if (void* g = rt.capture_end(dev)) rt.graph_destroy(dev, g);
-      throw;
-    }
-    void* exec = rt.capture_end(dev);
-    if (!exec) {
-      uncapturable_plan_ = e.id;
-      return false;
-    }
-    if (graphs_.size() == 2) {
-      graphs_.front().runtime->graph_destroy(dev, graphs_.front().exec);
-      graphs_.erase(graphs_.begin());
-    }
-    graphs_.push_back(captured_graph{e.id, slots, &rt, exec});
-    ++graphs_captured_;
-    rt.graph_launch(dev, exec);
-    return true;
-  }
-
-  void drop_graphs() noexcept {
-    for (const auto& g : graphs_) g.runtime->graph_destroy(facts_.space.device, g.exec);
-    graphs_.clear();
   }
 
   // ------------------------------------------------------------ binding
@@ -742,6 +669,10 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
     });
   }
 
+  /// stale_before_write, as the program calls it before each step.
+  step_hook stale_hook() noexcept {
+    return {[](void* self, const step_info& s) { static_cast<function*>(self)->stale_before_write(s); }, this};
+  }
   /// Before a step rewrites a borrowed output's buffer, the views of earlier
   /// calls go stale: a call that fails later never leaves them silently showing
   /// its partial results.
@@ -834,18 +765,8 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
   out_tuple outs_;
   upd_tuple upds_;
   std::tuple<G...> givs_;
-  program prog_;
-  call_facts facts_;
-  steady_state steady_;
   std::tuple<output_slot<value_type_t<typename O::expression_type>>...> out_slots_;
   std::tuple<update_slot<value_type_t<decltype(std::declval<U>().expression)>>...> upd_slots_;
-  bool profiling_ = false;
-  profile_report profile_;
-  bool graphs_on_ = false;
-  std::vector<captured_graph> graphs_;
-  std::uint64_t uncapturable_plan_ = 0;
-  std::size_t graph_replays_ = 0, graphs_captured_ = 0;
-  std::atomic<bool> busy_{false};
 };
 
 // Deduction: a function holds its expressions after fusor's stable rewrites

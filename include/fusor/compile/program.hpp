@@ -15,7 +15,6 @@
 #pragma once
 
 #include <algorithm>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -48,6 +47,19 @@ class prepared_plan {
 
 /// What a backend gives a program: how to prepare a plan's steps.
 using prepare_plan_fn = std::unique_ptr<prepared_plan> (*)(const graph&, const plan&);
+
+/// What a program runs before each kernel step: a function and its context.
+/// Not a template parameter: `program::run` is then one function for every
+/// caller (each eval, assign and function type had its own copy), compiled
+/// once in libfusor in the compiled-runtime mode.
+struct step_hook {
+  void (*call)(void* context, const step_info& step) = nullptr;
+  void* context = nullptr;
+
+  void operator()(const step_info& st) const {
+    if (call) call(context, st);
+  }
+};
 
 class program {
  public:
@@ -125,37 +137,13 @@ class program {
 
   /// Calls `before(step)` for every kernel step, running none (a captured
   /// graph runs them: what must happen before each step still happens).
-  template <class Before>
-  void run_hooks(const entry& e, Before&& before) {
-    for (std::size_t i = 0; i < e.plan.steps.size(); ++i)
-      if (e.runs[i]) before(e.plan.steps[i]);
-  }
+  FUSOR_RUNTIME void run_hooks(const entry& e, step_hook before);
 
   /// Runs the kernel steps in order. `before(step)` is called before each (a
   /// borrowed output's views go stale before its buffer is rewritten). With a
   /// profile, each step's time and bytes are recorded under its label, and
   /// the step in the profile's trace.
-  template <class Before>
-  void run(entry& e, profile_report* profile, Before&& before) {
-    const auto& steps = e.plan.steps;
-    const bool agreeing = !e.agreements.before.empty();
-    if (profile) profile->begin_call();
-    for (std::size_t i = 0; i < steps.size(); ++i) {
-      if (!e.runs[i]) continue;
-      if (agreeing && e.agreements.before[i]) agree(e, i);
-      before(steps[i]);
-      if (!profile) {
-        e.prepared->run(i, slots_.data());
-        continue;
-      }
-      const auto t0 = std::chrono::steady_clock::now();
-      e.prepared->run(i, slots_.data());
-      e.prepared->synchronize();
-      profile->record(steps[i].label, i, t0,
-                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), steps[i].bytes);
-    }
-    if (e.agreements.at_end) agree(e, steps.size());
-  }
+  FUSOR_RUNTIME void run(entry& e, profile_report* profile, step_hook before = {});
 
   std::size_t arena_bytes() const noexcept { return arena_.bytes(); }
   std::size_t arena_allocations() const noexcept { return arena_allocations_; }

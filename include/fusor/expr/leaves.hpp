@@ -31,6 +31,17 @@ struct input_info {
   std::uint64_t id;
   std::vector<bool> broadcastable;
 };
+
+/// A new input's identity, its pattern checked against its rank (one
+/// function, not one per input type).
+inline std::shared_ptr<const input_info> make_input_info(std::string name, std::vector<bool> broadcastable,
+                                                         int rank) {
+  if (!broadcastable.empty() && broadcastable.size() != static_cast<std::size_t>(rank))
+    throw value_error("fusor input '" + name + "': the broadcastable pattern has " +
+                      std::to_string(broadcastable.size()) + " entries, but the input has rank " +
+                      std::to_string(rank));
+  return std::make_shared<const input_info>(input_info{std::move(name), next_input_id(), std::move(broadcastable)});
+}
 }  // namespace detail
 
 template <class T, int N>
@@ -53,13 +64,7 @@ class input : public expression_base {
 
   /// `broadcastable` fixes axes to length 1 (Theano's pattern); empty: none.
   explicit input(std::string name = {}, std::vector<bool> broadcastable = {})
-      : info_(std::make_shared<const detail::input_info>(
-            detail::input_info{std::move(name), detail::next_input_id(), std::move(broadcastable)})) {
-    if (!info_->broadcastable.empty() && info_->broadcastable.size() != static_cast<std::size_t>(N))
-      throw value_error("fusor input '" + info_->name + "': the broadcastable pattern has " +
-                        std::to_string(info_->broadcastable.size()) + " entries, but the input has rank " +
-                        std::to_string(N));
-  }
+      : info_(detail::make_input_info(std::move(name), std::move(broadcastable), N)) {}
 
   const std::string& name() const noexcept { return info_->name; }
   std::uint64_t id() const noexcept { return info_->id; }

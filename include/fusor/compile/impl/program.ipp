@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 
 #include "fusor/compile/planner.hpp"
@@ -29,6 +30,32 @@ FUSOR_RUNTIME program::entry& program::find_or_build(const call_facts& facts) {
   cache_.insert(cache_.begin(), std::move(e));
   ++plans_built_;
   return *cache_.front();
+}
+
+FUSOR_RUNTIME void program::run_hooks(const entry& e, step_hook before) {
+  for (std::size_t i = 0; i < e.plan.steps.size(); ++i)
+    if (e.runs[i]) before(e.plan.steps[i]);
+}
+
+FUSOR_RUNTIME void program::run(entry& e, profile_report* profile, step_hook before) {
+  const auto& steps = e.plan.steps;
+  const bool agreeing = !e.agreements.before.empty();
+  if (profile) profile->begin_call();
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    if (!e.runs[i]) continue;
+    if (agreeing && e.agreements.before[i]) agree(e, i);
+    before(steps[i]);
+    if (!profile) {
+      e.prepared->run(i, slots_.data());
+      continue;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    e.prepared->run(i, slots_.data());
+    e.prepared->synchronize();
+    profile->record(steps[i].label, i, t0,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), steps[i].bytes);
+  }
+  if (e.agreements.at_end) agree(e, steps.size());
 }
 
 }  // namespace fusor
