@@ -669,9 +669,13 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
     });
   }
 
-  /// stale_before_write, as the program calls it before each step.
+  /// stale_before_write, as the program calls it before each step; none
+  /// (no call per step) when no output is borrowed.
   step_hook stale_hook() noexcept {
-    return {[](void* self, const step_info& s) { static_cast<function*>(self)->stale_before_write(s); }, this};
+    if constexpr ((O::borrow || ... || false))
+      return {[](void* self, const step_info& s) { static_cast<function*>(self)->stale_before_write(s); }, this};
+    else
+      return {};
   }
   /// Before a step rewrites a borrowed output's buffer, the views of earlier
   /// calls go stale: a call that fails later never leaves them silently showing
