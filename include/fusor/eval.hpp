@@ -93,20 +93,17 @@ void bind_inputs(const graph& g, call_facts& facts, const B&... bindings) {
   }
 }
 
-/// The builder an eval or an assign adds its expression with.
-using evaluation_builder = graph_builder<cpu::backend, gpu::keyed_backend>;
-
 /// What an eval or an assign adds to its fresh graph (its expression, and its
 /// output or update): a function and its context, so that `build` is one
 /// function rather than one per expression type.
 struct graph_adder {
-  void (*call)(void* context, graph& g, evaluation_builder& b) = nullptr;
+  void (*call)(void* context, graph& g, graph_builder_t& b) = nullptr;
   void* context = nullptr;
 
   /// An adder that calls `f(g, b)`; f must outlive the adder.
   template <class F>
   static graph_adder to(F& f) noexcept {
-    return {[](void* c, graph& g, evaluation_builder& b) { (*static_cast<F*>(c))(g, b); }, &f};
+    return {[](void* c, graph& g, graph_builder_t& b) { (*static_cast<F*>(c))(g, b); }, &f};
   }
 };
 
@@ -145,7 +142,7 @@ void assign_planned(const shared<T>& dest, const Expr& expr, const view_spec* re
   if (region) region->append_key(ev.probe);
   else ev.probe.push_back(~std::uint64_t{0});
   if (!ev.built || ev.probe != ev.key) {
-    auto add = [&](graph& g, evaluation_builder& b) {
+    auto add = [&](graph& g, graph_builder_t& b) {
       graph_update u;
       u.node = b.add_root(expr);
       u.variable = b.add_shared(dest);
@@ -185,7 +182,7 @@ template <class X, class... B>
   ev.probe.clear();
   detail::graph_key(expr, ev.probe);
   if (!ev.built || ev.probe != ev.key) {
-    auto add = [&](graph& g, detail::evaluation_builder& b) {
+    auto add = [&](graph& g, detail::graph_builder_t& b) {
       g.outputs.push_back(graph_output{b.add_root(expr), false, false, false});
     };
     detail::build(ev, "fusor::eval", detail::graph_adder::to(add));

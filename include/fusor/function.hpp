@@ -131,6 +131,16 @@ FUSOR_RUNTIME memory_space space_of_graph(graph& g, const std::string& who);
 /// reported now, naming the expressions, rather than at a call.
 FUSOR_RUNTIME void target(program& prog, const memory_space& space, const std::string& who);
 
+/// Where a program's graph runs (space_of_graph), recorded in the call facts,
+/// and the program pointed at that space's backend (target): the last step of
+/// building a function, an eval or an assign.
+FUSOR_RUNTIME void place(program& prog, call_facts& facts, const std::string& who);
+
+/// The builder every function, eval and assign adds its expressions with: the
+/// host's kernels, and the device's keys (its kernels are compiled where a unit
+/// asks for a device).
+using graph_builder_t = graph_builder<cpu::backend, gpu::keyed_backend>;
+
 /// The part of a compiled function that does not depend on its C++ types: its
 /// program, the facts of its calls, the steady-call shortcut, profiling and
 /// CUDA graphs, and the members that report on them. fusor::function derives
@@ -473,7 +483,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
   template <class X>
   static std::string text_of(const X& e) {
     fusor::graph g;
-    graph_builder<cpu::backend, gpu::keyed_backend> b(g);
+    detail::graph_builder_t b(g);
     return g[b.add(e)].text;
   }
 
@@ -536,7 +546,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
   /// the function's parts (each refusal names what to change).
   void build_graph() {
     fusor::graph& g = prog_.graph();
-    graph_builder<cpu::backend, gpu::keyed_backend> b(g);
+    detail::graph_builder_t b(g);
     detail::for_each_index<n_in>([&](auto k) { b.declare_input(std::get<k>(ins_).variable); });
     check_inputs_distinct();
     check_givens();

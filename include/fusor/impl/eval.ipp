@@ -13,11 +13,9 @@ FUSOR_RUNTIME void build(evaluation& ev, const char* who, graph_adder add) {
   ev.built = false;
   ev.prog = program{};
   graph& g = ev.prog.graph();
-  evaluation_builder b(g);
+  graph_builder_t b(g);
   add.call(add.context, g, b);
-  ev.facts.space = space_of_graph(g, who);
-  ev.facts.backend = host_accessible(ev.facts.space) ? backend_id::host : backend_id::device;
-  target(ev.prog, ev.facts.space, who);
+  place(ev.prog, ev.facts, who);
   ev.key = ev.probe;
   ev.built = true;
 }

@@ -62,6 +62,12 @@ FUSOR_RUNTIME void target(program& prog, const memory_space& space, const std::s
   prog.target(backend_id::device, space, &gpu::backend::prepare_plan);
 }
 
+FUSOR_RUNTIME void place(program& prog, call_facts& facts, const std::string& who) {
+  facts.space = space_of_graph(prog.graph(), who);
+  facts.backend = host_accessible(facts.space) ? backend_id::host : backend_id::device;
+  target(prog, facts.space, who);
+}
+
 FUSOR_RUNTIME void function_core::check_inputs_distinct() const {
   const auto& in = prog_.graph().inputs;
   for (std::size_t a = 0; a < in.size(); ++a)
@@ -109,9 +115,7 @@ FUSOR_RUNTIME std::string function_core::output_description(std::size_t k) const
 }
 
 FUSOR_RUNTIME void function_core::finish_build(std::size_t inputs) {
-  facts_.space = space_of_graph(prog_.graph(), "fusor::function");
-  facts_.backend = host_accessible(facts_.space) ? backend_id::host : backend_id::device;
-  target(prog_, facts_.space, "fusor::function");
+  place(prog_, facts_, "fusor::function");
   facts_.inputs.resize(inputs);
   if (const char* env = std::getenv("FUSOR_PROFILE"); env && *env && *env != '0') profiling_ = true;
 }
