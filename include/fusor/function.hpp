@@ -271,10 +271,23 @@ class function_core {
   /// storage was replaced, and no view of an updated variable appeared or went
   /// away, the plan and the slot table of the last call are this call's.
   struct steady_state {
+    /// A shared variable's storage version as the last full binding saw it.
+    struct version_seen {
+      const variable_base* record;
+      std::uint64_t version;
+    };
+    /// Whether an updated variable was viewed then (its update in place or not).
+    struct view_seen {
+      bool (*viewed)(const variable_base*);
+      const variable_base* record;
+      bool was;
+    };
     program::entry* entry = nullptr;
     std::vector<input_facts> inputs;
-    std::vector<std::uint64_t> versions;
-    std::vector<std::uint8_t> viewed;  ///< per update
+    // Flat copies of what steady() compares, so a steady call reads two short
+    // arrays rather than the graph's shared-variable table.
+    std::vector<version_seen> versions;
+    std::vector<view_seen> viewed;  ///< per update
   };
   struct captured_graph {
     std::uint64_t plan = 0;

@@ -67,7 +67,7 @@ class program {
   struct entry {
     fusor::plan plan;
     std::unique_ptr<prepared_plan> prepared;
-    std::vector<bool> runs;  ///< per step: whether it runs a kernel
+    std::vector<std::size_t> kernel_steps;  ///< the steps that run a kernel, in order
     /// Where the processes agree, in a plan with collectives (compile/collective_step.hpp).
     detail::agreement_points agreements;
     std::uint64_t id = 0;    ///< unique within the program (graphs are keyed by it)

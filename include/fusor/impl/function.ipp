@@ -139,20 +139,19 @@ FUSOR_RUNTIME const fusor::plan& function_core::last_plan() const {
 
 FUSOR_RUNTIME bool function_core::steady() const noexcept {
   if (!steady_.entry) return false;
-  for (std::size_t i = 0; i < facts_.inputs.size(); ++i) {
-    const auto& a = facts_.inputs[i];
-    const auto& b = steady_.inputs[i];
+  const input_facts* now = facts_.inputs.data();
+  const input_facts* then = steady_.inputs.data();
+  for (std::size_t i = 0, n = steady_.inputs.size(); i < n; ++i) {
+    const auto& a = now[i];
+    const auto& b = then[i];
     if (a.data != b.data || a.bytes != b.bytes || a.source != b.source || a.writable != b.writable ||
         !(a.shape == b.shape) || a.space != b.space || !(a.layout == b.layout))
       return false;
   }
-  const auto& g = prog_.graph();
-  for (std::size_t j = 0; j < g.shared.size(); ++j)
-    if (g.shared[j].record->storage_version() != steady_.versions[j]) return false;
-  for (std::size_t k = 0; k < g.updates.size(); ++k) {
-    const auto& var = g.shared[static_cast<std::size_t>(g.updates[k].variable)];
-    if (var.viewed(var.record) != static_cast<bool>(steady_.viewed[k])) return false;
-  }
+  for (const auto& v : steady_.versions)
+    if (v.record->storage_version() != v.version) return false;
+  for (const auto& v : steady_.viewed)
+    if (v.viewed(v.record) != v.was) return false;
   return true;
 }
 
@@ -163,11 +162,13 @@ FUSOR_RUNTIME program::entry& function_core::replan() {
   auto& entry = prog_.plan_for(facts_);
   prog_.bind_slots(entry, facts_);
   steady_.inputs = facts_.inputs;
-  steady_.versions.resize(g.shared.size());
-  for (std::size_t j = 0; j < g.shared.size(); ++j) steady_.versions[j] = g.shared[j].record->storage_version();
-  steady_.viewed.resize(g.updates.size());
-  for (std::size_t k = 0; k < g.updates.size(); ++k)
-    steady_.viewed[k] = facts_.shared[static_cast<std::size_t>(g.updates[k].variable)].viewed;
+  steady_.versions.clear();
+  for (const auto& s : g.shared) steady_.versions.push_back({s.record, s.record->storage_version()});
+  steady_.viewed.clear();
+  for (const auto& u : g.updates) {
+    const auto j = static_cast<std::size_t>(u.variable);
+    steady_.viewed.push_back({g.shared[j].viewed, g.shared[j].record, facts_.shared[j].viewed});
+  }
   steady_.entry = &entry;
   return entry;
 }

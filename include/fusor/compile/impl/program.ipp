@@ -24,7 +24,8 @@ FUSOR_RUNTIME program::entry& program::find_or_build(const call_facts& facts) {
   e->plan = make_plan(graph_, facts);
   e->prepared = prepare_(graph_, e->plan);
   e->id = ++plans_made_;
-  for (const step_info& s : e->plan.steps) e->runs.push_back(s.runs_kernel());
+  for (std::size_t i = 0; i < e->plan.steps.size(); ++i)
+    if (e->plan.steps[i].runs_kernel()) e->kernel_steps.push_back(i);
   e->agreements = detail::agreements_of(graph_, e->plan);
   if (cache_.size() == max_plans) cache_.pop_back();
   cache_.insert(cache_.begin(), std::move(e));
@@ -33,25 +34,37 @@ FUSOR_RUNTIME program::entry& program::find_or_build(const call_facts& facts) {
 }
 
 FUSOR_RUNTIME void program::run_hooks(const entry& e, step_hook before) {
-  for (std::size_t i = 0; i < e.plan.steps.size(); ++i)
-    if (e.runs[i]) before(e.plan.steps[i]);
+  for (const std::size_t i : e.kernel_steps) before(e.plan.steps[i]);
 }
 
 FUSOR_RUNTIME void program::run(entry& e, profile_report* profile, step_hook before) {
   const auto& steps = e.plan.steps;
+  void* const* slots = slots_.data();
+  prepared_plan& prepared = *e.prepared;
+  if (!profile && e.agreements.before.empty() && !e.agreements.at_end) {
+    // The steady call of almost every program: nothing to time, nothing to
+    // agree on; the loop every call pays for, so it reads nothing else.
+    if (before.call)
+      for (const std::size_t i : e.kernel_steps) {
+        before.call(before.context, steps[i]);
+        prepared.run(i, slots);
+      }
+    else
+      for (const std::size_t i : e.kernel_steps) prepared.run(i, slots);
+    return;
+  }
   const bool agreeing = !e.agreements.before.empty();
   if (profile) profile->begin_call();
-  for (std::size_t i = 0; i < steps.size(); ++i) {
-    if (!e.runs[i]) continue;
+  for (const std::size_t i : e.kernel_steps) {
     if (agreeing && e.agreements.before[i]) agree(e, i);
     before(steps[i]);
     if (!profile) {
-      e.prepared->run(i, slots_.data());
+      prepared.run(i, slots);
       continue;
     }
     const auto t0 = std::chrono::steady_clock::now();
-    e.prepared->run(i, slots_.data());
-    e.prepared->synchronize();
+    prepared.run(i, slots);
+    prepared.synchronize();
     profile->record(steps[i].label, i, t0,
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), steps[i].bytes);
   }
