@@ -707,7 +707,8 @@ auto grad_all(const Cost& cost, const Targets&... targets) {
   static_assert(differentiable_v<C>, "FUSOR_GRAD_INTEGER_COST: fusor::grad needs a float or double cost");
   static_assert(Cost::rank == 0,
                 "FUSOR_GRAD_NONSCALAR_COST: fusor::grad needs a rank-0 cost (reduce it: sum(e), mean(e))");
-  constexpr bool targets_ok = (check_target<Cost, Targets>() & ...);
+  // Every target checked (not short-circuited): each refusal says which target it is.
+  constexpr bool targets_ok = (0 + ... + int(!check_target<Cost, Targets>())) == 0;
   if constexpr (!(differentiable_v<C> && Cost::rank == 0 && targets_ok)) {
     // Refused above; nothing more is instantiated, so that stays the only
     // error (the targets stand in for their gradients).

@@ -159,6 +159,10 @@ struct reduce_loop {
   /// row (read lane by lane in the unaligned mode).
   bool strided_rows = false;
   using dense_mode = dense<xsimd::unaligned_mode>;
+  /// The loops a mean runs are its sum's (the division comes after them): a
+  /// unit that sums and averages the same operand compiles them once.
+  using loop_op = std::conditional_t<std::is_same_v<Op, red::mean>, red::sum,
+                                     std::conditional_t<std::is_same_v<Op, red::nanmean>, red::nansum, Op>>;
 
   /// `ev` is broadcast to `in` here.
   void prepare(const dims& keep_shape, const dims& in_shape, Ev& ev) {
@@ -251,9 +255,9 @@ struct reduce_loop {
         for (std::size_t r0 = 0; r0 < across; r0 += block) {
           const auto r1 = static_cast<index_t>(std::min(across, r0 + block));
           if (leaves_dense)
-            detail::accumulate_rows<Op, R, dense_mode>(row, ev, idx.data(), outer, static_cast<index_t>(r0), r1, n);
+            detail::accumulate_rows<loop_op, R, dense_mode>(row, ev, idx.data(), outer, static_cast<index_t>(r0), r1, n);
           else
-            detail::accumulate_rows<Op, R, xsimd::unaligned_mode>(row, ev, idx.data(), outer,
+            detail::accumulate_rows<loop_op, R, xsimd::unaligned_mode>(row, ev, idx.data(), outer,
                                                                   static_cast<index_t>(r0), r1, n);
         }
       });
@@ -268,9 +272,9 @@ struct reduce_loop {
       if (acc_inner == 0) {
         R part;
         if (leaves_dense) {
-          part = detail::reduce_row<Op, R, dense_mode>(ev, n);
+          part = detail::reduce_row<loop_op, R, dense_mode>(ev, n);
         } else if (vectorise) {
-          part = detail::reduce_row<Op, R, xsimd::unaligned_mode>(ev, n);
+          part = detail::reduce_row<loop_op, R, xsimd::unaligned_mode>(ev, n);
         } else {
           part = Op::template identity<R>();
           for (std::size_t i = 0; i < n; ++i) part = Op::combine(part, detail::element_at<Op, R>(ev, i));
@@ -278,11 +282,11 @@ struct reduce_loop {
         *row = Op::combine(*row, part);
       } else if (strided_rows) {  // short rows exchanged, kept: the results acc_inner apart
         if constexpr (detail::batch_reducible_v<Ev, R>)
-          detail::accumulate_row_strided<Op, R, xsimd::unaligned_mode>(row, ev, n, acc_inner);
+          detail::accumulate_row_strided<loop_op, R, xsimd::unaligned_mode>(row, ev, n, acc_inner);
       } else if (leaves_dense) {  // the kept axis is the row: acc_inner is 1
-        detail::accumulate_row<Op, R, dense_mode>(row, ev, n);
+        detail::accumulate_row<loop_op, R, dense_mode>(row, ev, n);
       } else if (vectorise) {
-        detail::accumulate_row<Op, R, xsimd::unaligned_mode>(row, ev, n);
+        detail::accumulate_row<loop_op, R, xsimd::unaligned_mode>(row, ev, n);
       } else {
         for (std::size_t i = 0; i < n; ++i)
           row[i * static_cast<std::size_t>(acc_inner)] =
