@@ -9,9 +9,12 @@
 // Each function is the whole step (cost out, parameters updated in place);
 // both variants start from the same parameters and are checked to compute
 // the same cost and updates before timing. SUM0: the sums over the leading
-// axis a backward pass makes for a bias, against hand loops. Counters:
+// axis a backward pass makes for a bias, against hand loops; SHORT_MAX,
+// SHORT_SUMEXP, SUM0_COL: reductions whose leaves do not step by one element
+// along the row (a softmax's over ten classes, a column factor). Counters:
 // arena_bytes (the plan's temporaries) and news_per_call (allocations in
 // steady state). Measured, never asserted.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -240,8 +243,105 @@ void BM_sum0(State& st) {
                        static_cast<std::int64_t>(rows * cols * sizeof(float) * (Masked ? 2 : 1)));
 }
 
+// ---------------------------------------------------------------- reductions whose leaves are not dense
+
+// Reductions in which a leaf does not step by one element along the row, so
+// the loops read it in the general (unaligned) mode: a softmax's max and
+// sum(exp(z - m)) over ten classes per sample (rows shorter than a batch: the
+// loop runs along the samples and reads z ten elements apart), and a sum over
+// the leading axis of x * c with c a column (broadcast along the row). They
+// are why the reductions keep blocks of eight batches in that mode too (at
+// the cost of compile time: docs/compile-time.md), against the loops a person
+// writes.
+struct rows_data {
+  xt::xtensor<float, 2> z, m, x, c;  // z (n, 10), m (n, 1); x (n, cols), c (n, 1)
+  rows_data(std::size_t n, std::size_t cols) {
+    std::mt19937_64 rng(13);
+    std::normal_distribution<float> normal;
+    z = xt::xtensor<float, 2>::from_shape({n, 10});
+    m = xt::xtensor<float, 2>::from_shape({n, 1});
+    x = xt::xtensor<float, 2>::from_shape({n, cols});
+    c = xt::xtensor<float, 2>::from_shape({n, 1});
+    for (auto* a : {&z, &m, &x, &c})
+      for (auto& v : *a) v = normal(rng);
+  }
+};
+
+[[gnu::noinline]] void short_max_hand(float* __restrict out, const float* __restrict z, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    float best = z[i * 10];
+    for (std::size_t j = 1; j < 10; ++j) best = std::max(best, z[i * 10 + j]);
+    out[i] = best;
+  }
+}
+[[gnu::noinline]] void short_sumexp_hand(float* __restrict out, const float* __restrict z,
+                                         const float* __restrict m, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    float s = 0.0f;
+    for (std::size_t j = 0; j < 10; ++j) s += std::exp(z[i * 10 + j] - m[i]);
+    out[i] = s;
+  }
+}
+[[gnu::noinline]] void sum0_col_hand(float* __restrict out, const float* __restrict x, const float* __restrict c,
+                                     std::size_t rows, std::size_t cols) {
+  for (std::size_t j = 0; j < cols; ++j) out[j] = 0.0f;
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t j = 0; j < cols; ++j) out[j] += x[r * cols + j] * c[r];
+}
+
+enum class rows_case { short_max, short_sumexp, sum0_col };
+
+template <rows_case Case, bool Fusor>
+void BM_rows(State& st) {
+  const auto n = static_cast<std::size_t>(st.range(0));
+  const auto cols = Case == rows_case::sum0_col ? static_cast<std::size_t>(st.range(1)) : std::size_t{10};
+  const rows_data d(n, Case == rows_case::sum0_col ? cols : 1);
+  std::vector<float> out(Case == rows_case::sum0_col ? cols : n);
+  auto hand = [&] {
+    if constexpr (Case == rows_case::short_max) short_max_hand(out.data(), d.z.data(), n);
+    else if constexpr (Case == rows_case::short_sumexp) short_sumexp_hand(out.data(), d.z.data(), d.m.data(), n);
+    else sum0_col_hand(out.data(), d.x.data(), d.c.data(), n, cols);
+  };
+  if constexpr (Fusor) {
+    auto z = fusor::shared(d.z, "z");
+    auto m = fusor::shared(d.m, "m");
+    auto x = fusor::shared(d.x, "x");
+    auto c = fusor::shared(d.c, "c");
+    auto f = [&] {
+      if constexpr (Case == rows_case::short_max)
+        return fusor::function(fusor::inputs(), fusor::outputs(fusor::Out(fusor::max(z, 1), fusor::borrow)));
+      else if constexpr (Case == rows_case::short_sumexp)
+        return fusor::function(fusor::inputs(),
+                               fusor::outputs(fusor::Out(fusor::sum(fusor::exp(z - m), 1), fusor::borrow)));
+      else
+        return fusor::function(fusor::inputs(), fusor::outputs(fusor::Out(fusor::sum(x * c, 0), fusor::borrow)));
+    }();
+    hand();  // the check, once: the same values as the loops (to float rounding)
+    const auto got = f();
+    for (std::size_t i = 0; i < out.size(); ++i)
+      if (std::abs(got.flat(i) - out[i]) > 1e-4f * (1.0f + std::abs(out[i]))) {
+        st.SkipWithError("fusor's reduction differs from the hand loop");
+        return;
+      }
+    run_steps(st, f);
+  } else {
+    for (auto _ : st) {
+      hand();
+      benchmark::DoNotOptimize(out.data());
+      benchmark::ClobberMemory();
+    }
+  }
+  st.SetBytesProcessed(static_cast<std::int64_t>(st.iterations()) * static_cast<std::int64_t>(n * cols * sizeof(float)));
+}
+
 }  // namespace
 
+BENCHMARK(BM_rows<rows_case::short_max, false>)->Name("SHORT_MAX/float/hand")->Arg(64)->Arg(512)->Arg(4096);
+BENCHMARK(BM_rows<rows_case::short_max, true>)->Name("SHORT_MAX/float/fusor")->Arg(64)->Arg(512)->Arg(4096);
+BENCHMARK(BM_rows<rows_case::short_sumexp, false>)->Name("SHORT_SUMEXP/float/hand")->Arg(64)->Arg(512)->Arg(4096);
+BENCHMARK(BM_rows<rows_case::short_sumexp, true>)->Name("SHORT_SUMEXP/float/fusor")->Arg(64)->Arg(512)->Arg(4096);
+BENCHMARK(BM_rows<rows_case::sum0_col, false>)->Name("SUM0_COL/float/hand")->Args({64, 128})->Args({1024, 1024});
+BENCHMARK(BM_rows<rows_case::sum0_col, true>)->Name("SUM0_COL/float/fusor")->Args({64, 128})->Args({1024, 1024});
 BENCHMARK(BM_sum0<false, false>)->Name("SUM0/float/hand")->Args({64, 128})->Args({4096, 1024})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_sum0<false, true>)->Name("SUM0/float/fusor")->Args({64, 128})->Args({4096, 1024})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_sum0<true, false>)->Name("SUM0_RELU/float/hand")->Args({64, 128})->Args({4096, 1024})->Unit(benchmark::kMicrosecond);
