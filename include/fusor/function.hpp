@@ -315,6 +315,25 @@ class function_core {
   std::size_t graph_replays_ = 0, graphs_captured_ = 0;
 };
 
+/// What a function keeps per output and per update between calls. Outside
+/// the class template: a type nested in it would be named by the function's
+/// whole type (which spells out every output and update expression: a
+/// gradient's, hundreds of kilobytes), in the debug information of every
+/// tuple and helper that holds one; here it is named by its element type, and
+/// functions of the same element types share one.
+template <class E>
+struct output_slot {
+  /// A borrowed output's buffer, reused by every call; on a device, every
+  /// output's (but a fresh internal one's) buffer there.
+  array<E> buffer;
+  array<E> mirror;  ///< on a device: the host copy a borrowed output views
+  std::shared_ptr<output_stamp> stamp = std::make_shared<output_stamp>();
+};
+template <class E>
+struct update_slot {
+  array<E> spare;  ///< the buffer the variable held before the previous call (ping-pong)
+};
+
 }  // namespace detail
 
 /// What fusor::eval returns for an expression: its element type for rank 0,
@@ -358,19 +377,6 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
   using result_t = std::conditional_t<
       out_spec<K>::borrow, std::monostate,
       std::conditional_t<out_spec<K>::internal, array<out_element<K>>, eval_result_t<out_expr<K>>>>;
-
-  template <class E>
-  struct output_slot {
-    /// A borrowed output's buffer, reused by every call; on a device, every
-    /// output's (but a fresh internal one's) buffer there.
-    array<E> buffer;
-    array<E> mirror;  ///< on a device: the host copy a borrowed output views
-    std::shared_ptr<output_stamp> stamp = std::make_shared<output_stamp>();
-  };
-  template <class E>
-  struct update_slot {
-    array<E> spare;  ///< the buffer the variable held before the previous call (ping-pong)
-  };
 
  public:
   function(inputs_t<I...> ins, outputs_t<O...> outs = {}, updates_t<U...> upds = {}, givens_t<G...> givs = {})
@@ -792,8 +798,8 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
   out_tuple outs_;
   upd_tuple upds_;
   std::tuple<G...> givs_;
-  std::tuple<output_slot<value_type_t<typename O::expression_type>>...> out_slots_;
-  std::tuple<update_slot<value_type_t<decltype(std::declval<U>().expression)>>...> upd_slots_;
+  std::tuple<detail::output_slot<value_type_t<typename O::expression_type>>...> out_slots_;
+  std::tuple<detail::update_slot<value_type_t<decltype(std::declval<U>().expression)>>...> upd_slots_;
 };
 
 // Deduction: a function holds its expressions after fusor's stable rewrites
