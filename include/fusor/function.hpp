@@ -350,9 +350,12 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
   static constexpr std::size_t n_out = sizeof...(O);
   static constexpr std::size_t n_upd = sizeof...(U);
   static constexpr std::size_t n_giv = sizeof...(G);
-  using in_tuple = std::tuple<I...>;
-  using out_tuple = std::tuple<O...>;
-  using upd_tuple = std::tuple<U...>;
+  // Held in operand_tuples, not std::tuples: a std::tuple is a chain of
+  // base classes, each named by the element types after it (the gradients'),
+  // in the debug information and in the compiler's tables.
+  using in_tuple = detail::operand_tuple<I...>;
+  using out_tuple = detail::operand_tuple<O...>;
+  using upd_tuple = detail::operand_tuple<U...>;
 
   template <std::size_t K>
   using out_spec = std::tuple_element_t<K, out_tuple>;
@@ -470,10 +473,10 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
   /// input is bound by the caller, so replacing one is an error (R40).
   void check_givens() const {
     detail::for_each_index<n_giv>([&](auto k) {
-      const auto& t = std::get<k>(givs_).target;
+      const auto& t = detail::get<k>(givs_).target;
       if constexpr (!requires { t.record(); })
         detail::for_each_index<n_in>([&](auto j) {
-          if (std::get<j>(ins_).variable.id() == t.id())
+          if (detail::get<j>(ins_).variable.id() == t.id())
             throw value_error("fusor::function: input '" + t.str() + "' is replaced through givens(...), but it is "
                               "also an explicit input (position " + std::to_string(j) + "); a replaced input is no "
                               "longer an input: remove it from inputs(...) (R40)");
@@ -484,7 +487,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
   void check_updates() const {
     std::array<std::uint64_t, n_upd + 1> targets{};
     detail::for_each_index<n_upd>([&](auto k) {
-      const auto& u = std::get<k>(upds_);
+      const auto& u = detail::get<k>(upds_);
       const auto& var = u.variable;
       for (std::size_t j = 0; j < k; ++j)
         if (targets[j] == var.id()) refuse_repeated_update(*var.record());
@@ -510,13 +513,13 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
 
   template <class Swaps, std::size_t... K>
   outputs_t<O...> swap_outputs(const Swaps& sw, std::index_sequence<K...>) const {
-    return outputs_t<O...>{std::tuple<O...>{O(substitute(std::get<K>(outs_).expression, sw))...}};
+    return outputs_t<O...>{detail::operand_tuple<O...>{O(substitute(detail::get<K>(outs_).expression, sw))...}};
   }
   template <class Swaps, std::size_t... K>
   updates_t<U...> swap_updates(const Swaps& sw, std::index_sequence<K...>) const {
-    return updates_t<U...>{std::tuple<U...>{U{swapped(std::get<K>(upds_).variable, sw),
-                                                substitute(std::get<K>(upds_).expression, sw),
-                                                std::get<K>(upds_).region, std::get<K>(upds_).partial}...}};
+    return updates_t<U...>{detail::operand_tuple<U...>{U{swapped(detail::get<K>(upds_).variable, sw),
+                                                substitute(detail::get<K>(upds_).expression, sw),
+                                                detail::get<K>(upds_).region, detail::get<K>(upds_).partial}...}};
   }
   template <class Swaps, std::size_t... K>
   givens_t<G...> swap_givens(const Swaps& sw, std::index_sequence<K...>) const {
@@ -524,8 +527,8 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
       if constexpr (requires { t.record(); }) return swapped(t, sw);
       else return t;
     };
-    return givens_t<G...>{std::tuple<G...>{
-        G{target(std::get<K>(givs_).target), substitute(std::get<K>(givs_).replacement, sw)}...}};
+    return givens_t<G...>{detail::operand_tuple<G...>{
+        G{target(detail::get<K>(givs_).target), substitute(detail::get<K>(givs_).replacement, sw)}...}};
   }
   template <class Swaps>
   void check_swaps(const Swaps& sw) const {
@@ -566,24 +569,24 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
   void build_graph() {
     fusor::graph& g = prog_.graph();
     detail::graph_builder_t b(g);
-    detail::for_each_index<n_in>([&](auto k) { b.declare_input(std::get<k>(ins_).variable); });
+    detail::for_each_index<n_in>([&](auto k) { b.declare_input(detail::get<k>(ins_).variable); });
     check_inputs_distinct();
     check_givens();
     check_updates();
     detail::for_each_index<n_giv>([&](auto k) {
-      const auto& gv = std::get<k>(givs_);
+      const auto& gv = detail::get<k>(givs_);
       b.add_given(gv.target, gv.replacement);
     });
     detail::for_each_index<n_out>([&](auto k) {
       graph_output o;
-      o.node = b.add_root(std::get<k>(outs_).expression);
+      o.node = b.add_root(detail::get<k>(outs_).expression);
       o.borrow = out_spec<k>::borrow;
       o.internal = out_spec<k>::internal;
       o.candidate = candidate_output<k>;
       g.outputs.push_back(o);
     });
     detail::for_each_index<n_upd>([&](auto k) {
-      const auto& u = std::get<k>(upds_);
+      const auto& u = detail::get<k>(upds_);
       graph_update gu;
       gu.node = b.add_root(u.expression);
       gu.variable = b.add_shared(u.variable);
@@ -614,7 +617,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
                   "fusor::function: an argument must be a value fusor knows: xt::xarray, xt::xtensor, std::vector, an "
                   "arithmetic scalar, a type registered with fusor::shared_constructor, a shared variable's "
                   "get_value(fusor::borrow), or a strided view of memory (xt::view, xt::strided_view, xt::adapt)");
-    const Spec& spec = std::get<K>(ins_);
+    const Spec& spec = detail::get<K>(ins_);
     // Writable only when lent with In(x, borrow) as a non-const lvalue.
     const bool lent = spec.options.borrow && std::is_lvalue_reference_v<A&&> &&
                       !std::is_const_v<std::remove_reference_t<A>>;
@@ -693,7 +696,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
           spare.storage().bytes() >= u.shape.elements() * sizeof(E))
         spare = array<E>(spare.storage(), u.shape);
       else
-        spare = array<E>::allocate(u.shape, std::get<k>(upds_).variable.space());
+        spare = array<E>::allocate(u.shape, detail::get<k>(upds_).variable.space());
       prog_.slot(u.spare) = spare.mutable_data();
     });
   }
@@ -736,12 +739,12 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
       detail::for_each_index<n_upd>([&](auto j) {
         if (static_cast<int>(j) != from) return;
         if constexpr (std::is_same_v<upd_element<k>, upd_element<j>>)
-          std::get<k>(upd_slots_).spare = std::get<j>(upds_).variable.record()->storage();
+          std::get<k>(upd_slots_).spare = detail::get<j>(upds_).variable.record()->storage();
       });
     });
     detail::for_each_index<n_upd>([&](auto k) {
       const update_plan& u = p.updates[k];
-      auto& record = *std::get<k>(upds_).variable.record();
+      auto& record = *detail::get<k>(upds_).variable.record();
       if (u.in_place) {
         record.written_in_place();
         return;
@@ -797,7 +800,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
   in_tuple ins_;
   out_tuple outs_;
   upd_tuple upds_;
-  std::tuple<G...> givs_;
+  detail::operand_tuple<G...> givs_;
   std::tuple<detail::output_slot<value_type_t<typename O::expression_type>>...> out_slots_;
   std::tuple<detail::update_slot<value_type_t<decltype(std::declval<U>().expression)>>...> upd_slots_;
 };

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "fusor/core/apply.hpp"
+#include "fusor/core/operand_tuple.hpp"
 #include "fusor/core/tags.hpp"
 #include "fusor/expr/leaves.hpp"
 #include "fusor/expr/view.hpp"
@@ -184,7 +185,7 @@ inline constexpr bool is_in_v<In<T, N>> = true;
 
 template <class... I>
 struct inputs_t {
-  std::tuple<I...> items;
+  detail::operand_tuple<I...> items;
 };
 /// The spec types a function holds after fusor's stable rewrites
 /// (rewrite/stable.hpp): the same spec of the rewritten expression.
@@ -207,23 +208,23 @@ using stable_spec_t = typename stable_spec<S>::type;
 
 template <class... O>
 struct outputs_t {
-  std::tuple<O...> items;
+  detail::operand_tuple<O...> items;
   /// The outputs with fusor's stable rewrites applied (a function's default).
   template <class... P>
     requires(sizeof...(P) == sizeof...(O) && (std::is_same_v<P, detail::stable_spec_t<O>> && ...) &&
              !(std::is_same_v<P, O> && ...))
   operator outputs_t<P...>() const {  // NOLINT: the conversion a function's deduction asks for
-    return fusor::detail::apply([](const auto&... o) { return outputs_t<P...>{{detail::stable_spec<O>::from(o)...}}; }, items);
+    return fusor::detail::apply([](const auto&... o) { return outputs_t<P...>{detail::operand_tuple<P...>(detail::stable_spec<O>::from(o)...)}; }, items);
   }
 };
 template <class... U>
 struct updates_t {
-  std::tuple<U...> items;
+  detail::operand_tuple<U...> items;
   template <class... P>
     requires(sizeof...(P) == sizeof...(U) && (std::is_same_v<P, detail::stable_spec_t<U>> && ...) &&
              !(std::is_same_v<P, U> && ...))
   operator updates_t<P...>() const {  // NOLINT: the conversion a function's deduction asks for
-    return fusor::detail::apply([](const auto&... u) { return updates_t<P...>{{detail::stable_spec<U>::from(u)...}}; }, items);
+    return fusor::detail::apply([](const auto&... u) { return updates_t<P...>{detail::operand_tuple<P...>(detail::stable_spec<U>::from(u)...)}; }, items);
   }
 };
 
@@ -278,19 +279,19 @@ struct stable_spec<given_spec<Target, X>> {
 
 template <class... G>
 struct givens_t {
-  std::tuple<G...> items;
+  detail::operand_tuple<G...> items;
   template <class... P>
     requires(sizeof...(P) == sizeof...(G) && (std::is_same_v<P, detail::stable_spec_t<G>> && ...) &&
              !(std::is_same_v<P, G> && ...))
   operator givens_t<P...>() const {  // NOLINT: the conversion a function's deduction asks for
-    return fusor::detail::apply([](const auto&... g) { return givens_t<P...>{{detail::stable_spec<G>::from(g)...}}; }, items);
+    return fusor::detail::apply([](const auto&... g) { return givens_t<P...>{detail::operand_tuple<P...>(detail::stable_spec<G>::from(g)...)}; }, items);
   }
 };
 
 /// The function's replacements: fusor::given(target, replacement)...
 template <class... G>
 [[nodiscard]] auto givens(G&&... g) {
-  return givens_t<std::remove_cvref_t<G>...>{{std::forward<G>(g)...}};
+  return givens_t<std::remove_cvref_t<G>...>{detail::operand_tuple<std::remove_cvref_t<G>...>(std::forward<G>(g)...)};
 }
 
 /// The function's explicit inputs, in call order: symbolic inputs or In(...).
@@ -300,17 +301,19 @@ template <class... X>
                 "fusor::inputs: every argument must be a symbolic input (scalar<T>, vector<T>, matrix<T>, "
                 "tensor<T, N>) or In(input[, fusor::borrow]); shared variables are implicit inputs and are not "
                 "listed (R40)");
-  return inputs_t<typename detail::as_in<std::remove_cvref_t<X>>::type...>{{std::forward<X>(x)...}};
+  using items_t = detail::operand_tuple<typename detail::as_in<std::remove_cvref_t<X>>::type...>;
+  return inputs_t<typename detail::as_in<std::remove_cvref_t<X>>::type...>{items_t(std::forward<X>(x)...)};
 }
 /// The function's outputs: expressions, shared variables or Out(...).
 template <class... X>
 [[nodiscard]] auto outputs(X&&... x) {
-  return outputs_t<typename detail::as_out<std::remove_cvref_t<X>>::type...>{{std::forward<X>(x)...}};
+  using items_t = detail::operand_tuple<typename detail::as_out<std::remove_cvref_t<X>>::type...>;
+  return outputs_t<typename detail::as_out<std::remove_cvref_t<X>>::type...>{items_t(std::forward<X>(x)...)};
 }
 /// The function's updates: fusor::update(variable, expression)...
 template <class... U>
 [[nodiscard]] auto updates(U&&... u) {
-  return updates_t<std::remove_cvref_t<U>...>{{std::forward<U>(u)...}};
+  return updates_t<std::remove_cvref_t<U>...>{detail::operand_tuple<std::remove_cvref_t<U>...>(std::forward<U>(u)...)};
 }
 
 }  // namespace fusor
