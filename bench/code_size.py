@@ -52,6 +52,28 @@ def strip_templates(name):
     return s.replace("\x01", "<").replace("\x02", ">").replace("\x03", "(").replace("\x04", ")").strip()
 
 
+def mangled_family(name):
+    """The family of a name nm could not demangle (g++ gives up on the
+    longest ones, a gradient's instances among them): the leading components
+    of its mangled nested name, `_ZN5fusor6detail2ad15target_gradientI...` read
+    as `fusor::detail::ad::target_gradient<>::...`."""
+    m = re.match(r"_ZN?", name)
+    i, parts = m.end(), []
+    while True:
+        d = re.match(r"\d+", name[i:])
+        if not d:
+            break
+        n = int(d.group())
+        i += d.end()
+        parts.append(name[i:i + n])
+        i += n
+    if not parts:
+        return name
+    # After template arguments the rest of the name is not read: the family
+    # is the class or function template, its member left out.
+    return "::".join(parts) + ("<>::..." if name[i:i + 1] == "I" else "") + " (not demangled)"
+
+
 def families(obj, depth=None):
     text = subprocess.run(["nm", "-S", "-C", "--size-sort", obj], check=True, capture_output=True,
                           text=True).stdout
@@ -63,7 +85,7 @@ def families(obj, depth=None):
         if len(parts) < 4 or parts[2].lower() not in ("t", "w"):
             continue
         n = int(parts[1], 16)
-        fam = strip_templates(parts[3])
+        fam = mangled_family(parts[3]) if parts[3].startswith("_Z") else strip_templates(parts[3])
         if depth:
             fam = "::".join(fam.split("::")[:depth])
         size[fam] += n

@@ -12,14 +12,16 @@
 // different shapes cannot be added before they are summed: the narrower one
 // would be counted once per element of the wider one's extra axes).
 // There `conform` sums it to the node's shape (a sum_to reduction, its axes
-// decided from the plan's shapes) — or costs nothing when the contribution is
-// known to be exact already.
+// decided from the plan's shapes), reads it at the node's shape when it can
+// only be smaller (a broadcast: elementwise, no reduction), or costs nothing
+// when the contribution is known to be exact already.
 #pragma once
 
 #include <type_traits>
 #include <utility>
 
 #include "fusor/expr/elementwise.hpp"
+#include "fusor/expr/generate.hpp"
 #include "fusor/expr/ref.hpp"
 #include "fusor/expr/shape_like.hpp"
 
@@ -84,10 +86,22 @@ auto add(part<E1, L1, S1> a, part<E2, L2, S2> b) {
   return make_part<L1 || L2, (S1 && S2) || (S1 && c2) || (c1 && S2)>(std::move(a.e) + std::move(b.e));
 }
 
-/// The contribution as a value of exactly `node`'s shape.
+/// g read at like's shape (broadcast against zeros of it, which read nothing).
+template <class R, class G, class L>
+auto read_at_shape_of(G g, const L& like) {
+  auto z = zeros_of<R>(ref(like));
+  return map_node<fn::broadcast_first, R, type_list<R, R>, G, decltype(z)>(std::move(g), std::move(z));
+}
+
+/// The contribution as a value of exactly `node`'s shape. One that can only
+/// be smaller (no axis or extent beyond the node's, of no higher rank) is
+/// broadcast to it: a sum_to there would compile a whole reduction kernel
+/// for a plan step that only copies (the seed's 1 / n of a mean, read at
+/// the shape of the sum inside it).
 template <class N, class E, bool L, bool S>
 auto conform(const part<E, L, S>& p, const N& node) {
   if constexpr (!L && !S) return p.e;
+  else if constexpr (!L && E::rank <= N::rank) return read_at_shape_of<value_type_t<E>>(p.e, node);
   else return sum_to(p.e, ref(node));
 }
 

@@ -80,13 +80,6 @@ std::vector<std::uint64_t> value_key(const X& e) {
   return key;
 }
 
-/// g read at like's shape (broadcast against zeros of it, which read nothing).
-template <class R, class G, class L>
-auto read_at_shape_of(G g, const L& like) {
-  auto z = zeros_of<R>(ref(like));
-  return map_node<fn::broadcast_first, R, type_list<R, R>, G, decltype(z)>(std::move(g), std::move(z));
-}
-
 template <class P0>
 auto sum_parts(P0 p0) {
   return p0;
@@ -294,7 +287,12 @@ class walker {
     if constexpr (!differentiable_v<value_type_t<reduce_node<Op, A, R>>> || !differentiable_v<V>) {
       return none{};
     } else {
-      const auto gx = expand(e, conform(adj, e));
+      // A rank-0 adjoint (a mean's or sum's seed) is uniform: it broadcasts
+      // to the operand as it is, with no copy at the reduction's shape.
+      const auto gx = [&] {
+        if constexpr (E::rank == 0) return adj.e;
+        else return expand(e, conform(adj, e));
+      }();
       const auto x = ref(e.arg());
       if constexpr (std::is_same_v<Op, red::sum>) {
         return back(x, make_part<false, true>(gx));
