@@ -74,11 +74,19 @@ struct memory_report {
 
 namespace detail {
 
-template <std::size_t N, class F>
-void for_each_index(F&& f) {
-  [&]<std::size_t... K>(std::index_sequence<K...>) { (f(std::integral_constant<std::size_t, K>{}), ...); }(
-      std::make_index_sequence<N>{});
-}
+/// K as a value whose type carries it (`std::get<k>` of a generic lambda's
+/// `auto k`). The function's loops over its inputs, outputs and updates are
+/// expanded in place,
+///
+///   auto add_output = [&](auto k) { ... };
+///   [&]<std::size_t... K>(std::index_sequence<K...>) { (add_output(index_c<K>), ...); }(...);
+///
+/// rather than handed to a helper taking the lambda (for_each_index<N>(f)):
+/// that helper's every instance is named by its lambda's type, so by the
+/// whole function type, in the debug information — about 9 MB of a
+/// perceptron's gradient unit at -O0 -g (core/operand_tuple.hpp, indices_of).
+template <std::size_t K>
+inline constexpr std::integral_constant<std::size_t, K> index_c{};
 
 template <class R, int N>
 struct eval_result {
@@ -350,6 +358,11 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
   static constexpr std::size_t n_out = sizeof...(O);
   static constexpr std::size_t n_upd = sizeof...(U);
   static constexpr std::size_t n_giv = sizeof...(G);
+  // The indices the loops over them expand (detail::index_c says why in place).
+  static constexpr auto in_indices = std::make_index_sequence<n_in>{};
+  static constexpr auto out_indices = std::make_index_sequence<n_out>{};
+  static constexpr auto upd_indices = std::make_index_sequence<n_upd>{};
+  static constexpr auto giv_indices = std::make_index_sequence<n_giv>{};
   // Held in operand_tuples, not std::tuples: a std::tuple is a chain of
   // base classes, each named by the element types after it (the gradients'),
   // in the debug information and in the compiler's tables.
@@ -389,7 +402,8 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
         givs_(std::move(givs.items)) {
     build_graph();
     finish_build(n_in);
-    detail::for_each_index<n_out>([&](auto k) { std::get<k>(out_slots_).stamp->what = output_description(k); });
+    auto describe_output = [&](auto k) { std::get<k>(out_slots_).stamp->what = output_description(k); };
+    [&]<std::size_t... K>(std::index_sequence<K...>) { (describe_output(detail::index_c<K>), ...); }(out_indices);
   }
 
   /// A function with updates and no outputs.
@@ -472,21 +486,24 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
   /// A given replaces what the function would otherwise read; an explicit
   /// input is bound by the caller, so replacing one is an error (R40).
   void check_givens() const {
-    detail::for_each_index<n_giv>([&](auto k) {
+    auto check_given = [&](auto k) {
       const auto& t = detail::get<k>(givs_).target;
-      if constexpr (!requires { t.record(); })
-        detail::for_each_index<n_in>([&](auto j) {
+      if constexpr (!requires { t.record(); }) {
+        auto check_input = [&](auto j) {
           if (detail::get<j>(ins_).variable.id() == t.id())
             throw value_error("fusor::function: input '" + t.str() + "' is replaced through givens(...), but it is "
                               "also an explicit input (position " + std::to_string(j) + "); a replaced input is no "
                               "longer an input: remove it from inputs(...) (R40)");
-        });
-    });
+        };
+        [&]<std::size_t... J>(std::index_sequence<J...>) { (check_input(detail::index_c<J>), ...); }(in_indices);
+      }
+    };
+    [&]<std::size_t... K>(std::index_sequence<K...>) { (check_given(detail::index_c<K>), ...); }(giv_indices);
   }
 
   void check_updates() const {
     std::array<std::uint64_t, n_upd + 1> targets{};
-    detail::for_each_index<n_upd>([&](auto k) {
+    auto check_update = [&](auto k) {
       const auto& u = detail::get<k>(upds_);
       const auto& var = u.variable;
       for (std::size_t j = 0; j < k; ++j)
@@ -496,7 +513,8 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
       const std::vector<bool> want = var.broadcastable();
       const std::vector<bool> got = broadcastable_pattern(u.expression, want.size());
       if (want != got) refuse_update_pattern(*var.record(), text_of(u.expression), got, want);
-    });
+    };
+    [&]<std::size_t... K>(std::index_sequence<K...>) { (check_update(detail::index_c<K>), ...); }(upd_indices);
   }
 
   /// An expression's text as the plan prints it, through a graph of its own
@@ -569,23 +587,26 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
   void build_graph() {
     fusor::graph& g = prog_.graph();
     detail::graph_builder_t b(g);
-    detail::for_each_index<n_in>([&](auto k) { b.declare_input(detail::get<k>(ins_).variable); });
+    auto declare_input = [&](auto k) { b.declare_input(detail::get<k>(ins_).variable); };
+    [&]<std::size_t... K>(std::index_sequence<K...>) { (declare_input(detail::index_c<K>), ...); }(in_indices);
     check_inputs_distinct();
     check_givens();
     check_updates();
-    detail::for_each_index<n_giv>([&](auto k) {
+    auto add_given = [&](auto k) {
       const auto& gv = detail::get<k>(givs_);
       b.add_given(gv.target, gv.replacement);
-    });
-    detail::for_each_index<n_out>([&](auto k) {
+    };
+    [&]<std::size_t... K>(std::index_sequence<K...>) { (add_given(detail::index_c<K>), ...); }(giv_indices);
+    auto add_output = [&](auto k) {
       graph_output o;
       o.node = b.add_root(detail::get<k>(outs_).expression);
       o.borrow = out_spec<k>::borrow;
       o.internal = out_spec<k>::internal;
       o.candidate = candidate_output<k>;
       g.outputs.push_back(o);
-    });
-    detail::for_each_index<n_upd>([&](auto k) {
+    };
+    [&]<std::size_t... K>(std::index_sequence<K...>) { (add_output(detail::index_c<K>), ...); }(out_indices);
+    auto add_update = [&](auto k) {
       const auto& u = detail::get<k>(upds_);
       graph_update gu;
       gu.node = b.add_root(u.expression);
@@ -594,7 +615,8 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
       gu.partial = u.partial;
       gu.region = u.region;
       g.updates.push_back(gu);
-    });
+    };
+    [&]<std::size_t... K>(std::index_sequence<K...>) { (add_update(detail::index_c<K>), ...); }(upd_indices);
     check_graph_reads(n_in);
     g.multi_output_kernel[static_cast<std::size_t>(backend_id::host)] =
         detail::multi_kernel_of<cpu::backend>(static_cast<plain_tuple*>(nullptr));
@@ -684,7 +706,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
   }
 
   void prepare_spares(const fusor::plan& p) {
-    detail::for_each_index<n_upd>([&](auto k) {
+    auto prepare_spare = [&](auto k) {
       const update_plan& u = p.updates[k];
       if (u.in_place || u.transfer_from >= 0) return;
       using E = upd_element<k>;
@@ -698,7 +720,8 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
       else
         spare = array<E>::allocate(u.shape, detail::get<k>(upds_).variable.space());
       prog_.slot(u.spare) = spare.mutable_data();
-    });
+    };
+    [&]<std::size_t... K>(std::index_sequence<K...>) { (prepare_spare(detail::index_c<K>), ...); }(upd_indices);
   }
 
   /// stale_before_write, as the program calls it before each step; none
@@ -714,14 +737,15 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
   /// its partial results.
   void stale_before_write(const step_info& s) noexcept {
     auto stale = [&](int k) {
-      detail::for_each_index<n_out>([&](auto K) {
+      auto stale_output = [&](auto o) {
         // One writer (this call; calls do not overlap): a load and a store.
-        if constexpr (out_spec<K>::borrow)
-          if (static_cast<int>(K) == k) {
-            auto& g = std::get<K>(out_slots_).stamp->generation;
+        if constexpr (out_spec<o>::borrow)
+          if (static_cast<int>(o) == k) {
+            auto& g = std::get<o>(out_slots_).stamp->generation;
             g.store(g.load(std::memory_order_relaxed) + 1, std::memory_order_release);
           }
-      });
+      };
+      [&]<std::size_t... K>(std::index_sequence<K...>) { (stale_output(detail::index_c<K>), ...); }(out_indices);
     };
     if (s.kind == step_kind::output || (s.kind == step_kind::gather && s.target >= 0)) stale(s.target);
     else if (s.kind == step_kind::outputs)
@@ -733,16 +757,18 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
   void commit(const fusor::plan& p) noexcept {
     // Snapshot the pre-call buffers that are handed over before anything is
     // installed: every update sees the state of the call's start.
-    detail::for_each_index<n_upd>([&](auto k) {
+    auto snapshot_spare = [&](auto k) {
       const int from = p.updates[k].transfer_from;
       if (from < 0) return;
-      detail::for_each_index<n_upd>([&](auto j) {
+      auto take_buffer = [&](auto j) {
         if (static_cast<int>(j) != from) return;
         if constexpr (std::is_same_v<upd_element<k>, upd_element<j>>)
           std::get<k>(upd_slots_).spare = detail::get<j>(upds_).variable.record()->storage();
-      });
-    });
-    detail::for_each_index<n_upd>([&](auto k) {
+      };
+      [&]<std::size_t... J>(std::index_sequence<J...>) { (take_buffer(detail::index_c<J>), ...); }(upd_indices);
+    };
+    [&]<std::size_t... K>(std::index_sequence<K...>) { (snapshot_spare(detail::index_c<K>), ...); }(upd_indices);
+    auto install = [&](auto k) {
       const update_plan& u = p.updates[k];
       auto& record = *detail::get<k>(upds_).variable.record();
       if (u.in_place) {
@@ -753,7 +779,8 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
       slot.spare = record.exchange(std::move(slot.spare));
       // A transferred buffer now belongs to its new variable.
       if (u.transfer_from >= 0 || u.transfer_source) slot.spare = array<upd_element<k>>();
-    });
+    };
+    [&]<std::size_t... K>(std::index_sequence<K...>) { (install(detail::index_c<K>), ...); }(upd_indices);
   }
 
   template <class Results, std::size_t... K>
