@@ -62,6 +62,37 @@ TEST_CASE("a gradient prints without its closed gates: the text, the plan and th
   CHECK(!has_zero_term(f.profile().str(1000)));
 }
 
+TEST_CASE("a gradient's text: no double negation, an infix operand in parentheses") {
+  auto w = fusor::shared(xt::xtensor<double, 1>{0.5, -1.0, 2.0}, "w");
+  fusor::vector<double> y{"y"};
+  // d/dw of -(-exp(w)) * (1 - y): the adjoint's factor (1 - y) prints as one
+  // operand, and the double negation as written (not as C++'s --).
+  const auto gw = fusor::grad(fusor::sum(-(-fusor::exp(w)) * (1 - y)), w);
+  const std::string text = gw.str();
+  CHECK(text.find(") * (1 - y)) * exp(w)") != std::string::npos);
+  CHECK(text.find("-(-exp(w))") != std::string::npos);
+  CHECK(text.find("--") == std::string::npos);
+  auto f = fusor::function(fusor::inputs(y), fusor::outputs(gw));
+  const xt::xtensor<double, 1> yv{0.25, 2.0, -1.0};
+  const xt::xtensor<double, 1> got = f(yv);
+  const xt::xtensor<double, 1> want = xt::exp(xt::xtensor<double, 1>{0.5, -1.0, 2.0}) * (1.0 - yv);
+  CHECK(xt::allclose(got, want, 1e-15, 0.0));
+  // The logistic regression's adjoint: (g * -y) * sigmoid(u), where it was
+  // -(-(g * -y) * sigmoid(u)), and the same values (a negation is exact).
+  auto b = fusor::shared(0.1, "b");
+  const auto u = w * 2.0 + b;
+  const auto p = fusor::sigmoid(u);
+  const auto cost = fusor::mean(-y * fusor::log(p) - (1 - y) * fusor::log(1 - p));
+  auto [gw2, gb] = fusor::grad(cost, w, b);
+  CHECK(gw2.str().find("--") == std::string::npos);
+  CHECK(gw2.str().find("-(-") == std::string::npos);
+  auto h = fusor::function(fusor::inputs(y), fusor::outputs(gw2, gb));
+  auto [a, c] = h(yv);
+  const xt::xtensor<double, 1> pv = 1.0 / (1.0 + xt::exp(-(xt::xtensor<double, 1>{0.5, -1.0, 2.0} * 2.0 + 0.1)));
+  CHECK(xt::allclose(a, 2.0 * (pv - yv) / 3.0, 1e-14, 1e-15));
+  CHECK(std::abs(c - xt::mean(pv - yv)()) < 1e-14);
+}
+
 TEST_CASE("stop_gradient, disconnected targets and nodes without a gradient") {
   auto w = fusor::shared(xt::xtensor<double, 1>{1.0, 2.0}, "w");
   auto u = fusor::shared(xt::xtensor<double, 1>{3.0, 4.0}, "u");

@@ -32,6 +32,9 @@ namespace detail {
 /// Whether a node is written infix (`a + b`): as an operand, it is parenthesised.
 template <class A>
 inline constexpr bool written_infix = A::infix;
+/// A reference prints as its target (`(1 - y) * s`, not `1 - y * s`).
+template <class X>
+inline constexpr bool written_infix<ref_node<X>> = written_infix<X>;
 
 /// Whether a node may be a closed gate of a gradient (a zero that reads
 /// nothing, printed as 0) or a sum of such: a sum prints without it.

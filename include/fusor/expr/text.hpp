@@ -49,7 +49,10 @@ inline std::string map_text(std::string_view symbol, bool infix, std::span<const
                                                                    : std::string(operands[k]);
   };
   if (infix) return operand(0) + " " + std::string(symbol) + " " + operand(1);
-  if (operands.size() == 1 && symbol.size() == 1) return std::string(symbol) + operand(0);  // -x, !x
+  if (operands.size() == 1 && symbol.size() == 1) {  // -x, !x; -(-x), not --x (C++'s decrement)
+    const std::string x = operand(0);
+    return x.starts_with(symbol) ? std::string(symbol) + "(" + x + ")" : std::string(symbol) + x;
+  }
   std::string s = std::string(symbol) + "(";
   for (std::size_t k = 0; k < operands.size(); ++k) s += (k ? ", " : "") + std::string(operands[k]);
   return s + ")";

@@ -31,6 +31,42 @@ struct rule {
   static constexpr bool has = false;
 };
 
+/// -g, or x where g is -x (through references): an adjoint negated twice on
+/// its way down (a `-` inside a difference) stays the adjoint, with no double
+/// negation in its type, its text or its loops.
+template <class X>
+struct negation_of {
+  static constexpr bool value = false;
+};
+template <class R, class A>
+struct negation_of<map_node<fn::negate, R, type_list<R>, A>> {
+  static constexpr bool value = std::is_same_v<value_type_t<A>, R>;
+  static const A& operand(const map_node<fn::negate, R, type_list<R>, A>& e) { return detail::get<0>(e.args()); }
+};
+template <class X>
+struct negation_of<ref_node<X>> : negation_of<X> {
+  static const auto& operand(const ref_node<X>& e) { return negation_of<X>::operand(e.target()); }
+};
+template <class G>
+auto negated(const G& g) {
+  if constexpr (negation_of<G>::value) return ref(negation_of<G>::operand(g));
+  else return -g;
+}
+/// g * f and g / f, with a negated adjoint's sign kept outside: -(p * f) for
+/// g = -p, so that the next negation meets it (the logistic regression's
+/// adjoint -(-(g * -y) * sigmoid(u)) is (g * -y) * sigmoid(u)). Exact: a
+/// negation only flips the sign bit.
+template <class G, class F>
+auto times(const G& g, const F& f) {
+  if constexpr (negation_of<G>::value) return -(ref(negation_of<G>::operand(g)) * f);
+  else return g * f;
+}
+template <class G, class F>
+auto over(const G& g, const F& f) {
+  if constexpr (negation_of<G>::value) return -(ref(negation_of<G>::operand(g)) / f);
+  else return g / f;
+}
+
 #define FUSOR_GRAD_UNARY(F, EXPR)                                       \
   template <>                                                           \
   struct rule<fn::F> {                                                  \
@@ -45,20 +81,20 @@ struct rule {
     }                                                                   \
   };
 
-FUSOR_GRAD_UNARY(negate, -g)
+FUSOR_GRAD_UNARY(negate, negated(g))
 FUSOR_GRAD_UNARY(as_written, g)
-FUSOR_GRAD_UNARY(absolute, where(x > 0, g, where(x < 0, -g, 0)))
-FUSOR_GRAD_UNARY(sqrt_op, g / (e + e))
-FUSOR_GRAD_UNARY(exp_op, g * e)
-FUSOR_GRAD_UNARY(expm1_op, g * (e + 1))
-FUSOR_GRAD_UNARY(log_op, g / x)
-FUSOR_GRAD_UNARY(log1p_op, g / (x + 1))
-FUSOR_GRAD_UNARY(sin_op, g * cos(x))
-FUSOR_GRAD_UNARY(cos_op, -(g * sin(x)))
-FUSOR_GRAD_UNARY(tan_op, g * (e * e + 1))
-FUSOR_GRAD_UNARY(tanh_op, g * (1 - e * e))
-FUSOR_GRAD_UNARY(sigmoid, g * (e * (1 - e)))
-FUSOR_GRAD_UNARY(softplus, g * sigmoid(x))
+FUSOR_GRAD_UNARY(absolute, where(x > 0, g, where(x < 0, negated(g), 0)))
+FUSOR_GRAD_UNARY(sqrt_op, over(g, e + e))
+FUSOR_GRAD_UNARY(exp_op, times(g, e))
+FUSOR_GRAD_UNARY(expm1_op, times(g, e + 1))
+FUSOR_GRAD_UNARY(log_op, over(g, x))
+FUSOR_GRAD_UNARY(log1p_op, over(g, x + 1))
+FUSOR_GRAD_UNARY(sin_op, times(g, cos(x)))
+FUSOR_GRAD_UNARY(cos_op, negated(times(g, sin(x))))
+FUSOR_GRAD_UNARY(tan_op, times(g, e * e + 1))
+FUSOR_GRAD_UNARY(tanh_op, times(g, 1 - e * e))
+FUSOR_GRAD_UNARY(sigmoid, times(g, e * (1 - e)))
+FUSOR_GRAD_UNARY(softplus, times(g, sigmoid(x)))
 #undef FUSOR_GRAD_UNARY
 
 /// Operands that get no gradient however they are used.
@@ -92,9 +128,9 @@ struct rule<fn::fill_like> {  // full_like(x, v): x gives the shape only
   };
 
 FUSOR_GRAD_BINARY(plus, g, g)
-FUSOR_GRAD_BINARY(minus, g, -g)
-FUSOR_GRAD_BINARY(multiplies, g * y, g * x)
-FUSOR_GRAD_BINARY(divides, g / y, -(g * e) / y)
+FUSOR_GRAD_BINARY(minus, g, negated(g))
+FUSOR_GRAD_BINARY(multiplies, times(g, y), times(g, x))
+FUSOR_GRAD_BINARY(divides, over(g, y), over(negated(times(g, e)), y))
 // The operand the selection returns gets the gradient (the first on a tie).
 FUSOR_GRAD_BINARY(maximum, where(x < y, 0, g), where(x < y, g, 0))
 FUSOR_GRAD_BINARY(fmax, where(x < y, 0, g), where(x < y, g, 0))
@@ -103,7 +139,7 @@ FUSOR_GRAD_BINARY(fmin, where(y < x, 0, g), where(y < x, g, 0))
 // PyTensor's rules: d/dx x^y = y x^(y-1) (so d/dx 2 x = 2 x^0 = 2 at x = 0 too,
 // 0^0 being 1; at x = y = 0 it is 0 * inf, NaN, as there), and d/dy x^y =
 // x^y log x, taken as 0 where x is 0 (log 0 is -inf).
-FUSOR_GRAD_BINARY(power, g * y * pow(x, y - 1), where(x == 0, 0, g * e * log(x)))
+FUSOR_GRAD_BINARY(power, times(times(g, y), pow(x, y - 1)), where(x == 0, 0, times(times(g, e), log(x))))
 #undef FUSOR_GRAD_BINARY
 
 /// broadcast_to(x, shape): x's adjoint is g summed back (the caller's sum_to).
