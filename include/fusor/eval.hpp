@@ -166,7 +166,7 @@ void assign_planned(const shared<T>& dest, const Expr& expr, const view_spec* re
   }
   ev.prog.run(entry, nullptr);
   if (u.in_place) record.written_in_place();
-  else record.install(std::move(fresh));
+  else record.install(FUSOR_MOVE(fresh));
   finish_evaluation(ev);
 }
 
@@ -176,7 +176,7 @@ void assign_planned(const shared<T>& dest, const Expr& expr, const view_spec* re
 template <class X, class... B>
   requires(expression<as_expression_t<X>>)
 [[nodiscard]] auto eval(X&& x, const B&... bindings) {
-  auto expr = stabilize(as_expression(std::forward<X>(x)));  // rewrite/stable.hpp
+  auto expr = stabilize(as_expression(FUSOR_FORWARD(x)));  // rewrite/stable.hpp
   using Expr = decltype(expr);
   thread_local detail::evaluation ev;
   ev.probe.clear();
@@ -206,7 +206,7 @@ template <class T, class X, class... B>
   requires(tensor_shareable<T> && expression<as_expression_t<X>>)
 void assign(shared<T>& dest, X&& x, const B&... bindings) {
   using E = element_type_of<T>;
-  auto expr = stabilize(as_expression(std::forward<X>(x)));  // rewrite/stable.hpp
+  auto expr = stabilize(as_expression(FUSOR_FORWARD(x)));  // rewrite/stable.hpp
   using Expr = decltype(expr);
   using R = value_type_t<Expr>;
   static_assert(rank_of<T> == dynamic_rank || rank_v<Expr> == dynamic_rank || rank_of<T> == rank_v<Expr>,
@@ -226,7 +226,7 @@ void assign(shared<T>& dest, X&& x, const B&... bindings) {
                      cast_policy{dest.strict(), dest.allow_downcast()});
     auto fresh = array<E>::allocate(shape, host);
     for (std::size_t i = 0; i < shape.elements(); ++i) fresh.mutable_data()[i] = convert_element<E>(src[i]);
-    record.install(host_accessible(dest.space()) ? std::move(fresh) : fresh.to(dest.space()));
+    record.install(host_accessible(dest.space()) ? FUSOR_MOVE(fresh) : fresh.to(dest.space()));
   } else {
     detail::assign_planned(dest, expr, nullptr, bindings...);
   }
@@ -244,7 +244,7 @@ template <auto Tag, int N, class X, class... B>
   requires(operand<X>)
 void assign(const view_node<basic_shared_leaf<Tag>, N>& dest, X&& x, const B&... bindings) {
   using E = typename basic_shared_leaf<Tag>::value_type;
-  auto expr = stabilize(detail::update_expression<E>(std::forward<X>(x)));  // rewrite/stable.hpp
+  auto expr = stabilize(detail::update_expression<E>(FUSOR_FORWARD(x)));  // rewrite/stable.hpp
   static_assert(std::is_same_v<value_type_t<decltype(expr)>, E>,
                 "FUSOR_UPDATE_DTYPE_MISMATCH: fusor::assign into a view: the expression must have the variable's "
                 "dtype; convert it with fusor::cast<E>(...)");

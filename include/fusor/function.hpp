@@ -396,10 +396,10 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
 
  public:
   function(inputs_t<I...> ins, outputs_t<O...> outs = {}, updates_t<U...> upds = {}, givens_t<G...> givs = {})
-      : ins_(std::move(ins.items)),
-        outs_(std::move(outs.items)),
-        upds_(std::move(upds.items)),
-        givs_(std::move(givs.items)) {
+      : ins_(FUSOR_MOVE(ins.items)),
+        outs_(FUSOR_MOVE(outs.items)),
+        upds_(FUSOR_MOVE(upds.items)),
+        givs_(FUSOR_MOVE(givs.items)) {
     build_graph();
     finish_build(n_in);
     auto describe_output = [&](auto k) { std::get<k>(out_slots_).stamp->what = output_description(k); };
@@ -409,30 +409,30 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
   /// A function with updates and no outputs.
   function(inputs_t<I...> ins, updates_t<U...> upds)
     requires(sizeof...(O) == 0)
-      : function(std::move(ins), outputs_t<>{}, std::move(upds)) {}
+      : function(FUSOR_MOVE(ins), outputs_t<>{}, FUSOR_MOVE(upds)) {}
   /// A function with outputs, replacements and no updates.
   function(inputs_t<I...> ins, outputs_t<O...> outs, givens_t<G...> givs)
     requires(sizeof...(U) == 0)
-      : function(std::move(ins), std::move(outs), updates_t<>{}, std::move(givs)) {}
+      : function(FUSOR_MOVE(ins), FUSOR_MOVE(outs), updates_t<>{}, FUSOR_MOVE(givs)) {}
   /// A function with updates, replacements and no outputs.
   function(inputs_t<I...> ins, updates_t<U...> upds, givens_t<G...> givs)
     requires(sizeof...(O) == 0)
-      : function(std::move(ins), outputs_t<>{}, std::move(upds), std::move(givs)) {}
+      : function(FUSOR_MOVE(ins), outputs_t<>{}, FUSOR_MOVE(upds), FUSOR_MOVE(givs)) {}
 
   /// The same, with the expressions as written: fusor's stable rewrites
   /// (rewrite/stable.hpp) are not applied (to see, or time, the raw graph).
   function(no_rewrites_t, inputs_t<I...> ins, outputs_t<O...> outs = {}, updates_t<U...> upds = {},
            givens_t<G...> givs = {})
-      : function(std::move(ins), std::move(outs), std::move(upds), std::move(givs)) {}
+      : function(FUSOR_MOVE(ins), FUSOR_MOVE(outs), FUSOR_MOVE(upds), FUSOR_MOVE(givs)) {}
   function(no_rewrites_t, inputs_t<I...> ins, updates_t<U...> upds)
     requires(sizeof...(O) == 0)
-      : function(std::move(ins), outputs_t<>{}, std::move(upds)) {}
+      : function(FUSOR_MOVE(ins), outputs_t<>{}, FUSOR_MOVE(upds)) {}
   function(no_rewrites_t, inputs_t<I...> ins, outputs_t<O...> outs, givens_t<G...> givs)
     requires(sizeof...(U) == 0)
-      : function(std::move(ins), std::move(outs), updates_t<>{}, std::move(givs)) {}
+      : function(FUSOR_MOVE(ins), FUSOR_MOVE(outs), updates_t<>{}, FUSOR_MOVE(givs)) {}
   function(no_rewrites_t, inputs_t<I...> ins, updates_t<U...> upds, givens_t<G...> givs)
     requires(sizeof...(O) == 0)
-      : function(std::move(ins), outputs_t<>{}, std::move(upds), std::move(givs)) {}
+      : function(FUSOR_MOVE(ins), outputs_t<>{}, FUSOR_MOVE(upds), FUSOR_MOVE(givs)) {}
 
   /// Calls the function; arguments match inputs(...) by position.
   template <class... A>
@@ -442,7 +442,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
                   "inputs(...), in the same order");
     const call_guard guard(busy_);
     const collective_scope collectives(prog_.graph().collectives);  // a failed call tells the other processes
-    bind_all(std::index_sequence_for<A...>{}, std::forward<A>(args)...);
+    bind_all(std::index_sequence_for<A...>{}, FUSOR_FORWARD(args)...);
     auto& entry = plan_call();
     const fusor::plan& p = entry.plan;
     auto results = prepare_outputs(p, std::index_sequence_for<O...>{});
@@ -628,7 +628,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
 
   template <std::size_t... K, class... A>
   void bind_all(std::index_sequence<K...>, A&&... args) {
-    (bind_one<K>(std::forward<A>(args)), ...);
+    (bind_one<K>(FUSOR_FORWARD(args)), ...);
   }
 
   template <std::size_t K, class A>
@@ -776,7 +776,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
         return;
       }
       auto& slot = std::get<k>(upd_slots_);
-      slot.spare = record.exchange(std::move(slot.spare));
+      slot.spare = record.exchange(FUSOR_MOVE(slot.spare));
       // A transferred buffer now belongs to its new variable.
       if (u.transfer_from >= 0 || u.transfer_source) slot.spare = array<upd_element<k>>();
     };
@@ -805,9 +805,9 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
       if (!host_accessible(facts_.space))  // computed on the device: copied back into the fresh value
         if (const std::size_t bytes = o.shape.elements() * sizeof(E))
           copy_bytes(detail::result_data(r), host, own.buffer.data(), facts_.space, bytes);
-      return std::move(r);
+      return FUSOR_MOVE(r);
     } else if constexpr (!out_spec<K>::borrow) {
-      return o.in_place ? lent() : std::move(r);
+      return o.in_place ? lent() : FUSOR_MOVE(r);
     } else {
       if constexpr (out_spec<K>::internal) {
         return o.in_place ? lent() : own.buffer;

@@ -461,7 +461,7 @@ class graph_builder {
     for (int d = 0; d < N; ++d)
       if (in.broadcastable(static_cast<std::size_t>(d))) gi.broadcastable |= 1u << d;
     ((gi.convert[static_cast<std::size_t>(Backends::id)] = Backends::template convert_kernel<T>()), ...);
-    g_.inputs.push_back(std::move(gi));
+    g_.inputs.push_back(FUSOR_MOVE(gi));
     return static_cast<int>(g_.inputs.size()) - 1;
   }
 
@@ -505,7 +505,7 @@ class graph_builder {
       throw;
     }
     replacing_ = false;
-    g_.givens.push_back(std::move(gg));
+    g_.givens.push_back(FUSOR_MOVE(gg));
   }
 
   /// Adds a shared variable the graph reads or updates; returns its index.
@@ -564,9 +564,9 @@ class graph_builder {
   int intern(graph_node& n, std::vector<std::uint64_t>& key) {
     for (int c = 0; c < n.arity; ++c) key.push_back(static_cast<std::uint64_t>(n.child[static_cast<std::size_t>(c)]));
     if (auto found = index_.find(key); found != index_.end()) return ~found->second;
-    g_.nodes.push_back(std::move(n));
+    g_.nodes.push_back(FUSOR_MOVE(n));
     const int id = g_.size() - 1;
-    index_.emplace(std::move(key), id);
+    index_.emplace(FUSOR_MOVE(key), id);
     return id;
   }
 

@@ -37,9 +37,9 @@ struct In {
   input<T, N> variable;
   in_options options{};
 
-  In(input<T, N> v) : variable(std::move(v)) {}  // NOLINT: plain inputs convert
-  In(input<T, N> v, borrow_t) : variable(std::move(v)), options{.borrow = true} {}
-  In(input<T, N> v, in_options o) : variable(std::move(v)), options(o) {}
+  In(input<T, N> v) : variable(FUSOR_MOVE(v)) {}  // NOLINT: plain inputs convert
+  In(input<T, N> v, borrow_t) : variable(FUSOR_MOVE(v)), options{.borrow = true} {}
+  In(input<T, N> v, in_options o) : variable(FUSOR_MOVE(v)), options(o) {}
 };
 template <class T, int N>
 In(input<T, N>) -> In<T, N>;
@@ -63,16 +63,16 @@ struct Out {
 
   template <class Y>
     requires(operand<Y> && std::same_as<as_expression_t<Y>, X>)
-  Out(Y&& y) : expression(as_expression(std::forward<Y>(y))) {}  // NOLINT: plain expressions convert
+  Out(Y&& y) : expression(as_expression(FUSOR_FORWARD(y))) {}  // NOLINT: plain expressions convert
   template <class Y>
     requires(operand<Y> && std::same_as<as_expression_t<Y>, X>)
-  Out(Y&& y, borrow_t) : expression(as_expression(std::forward<Y>(y))) {}
+  Out(Y&& y, borrow_t) : expression(as_expression(FUSOR_FORWARD(y))) {}
   template <class Y>
     requires(operand<Y> && std::same_as<as_expression_t<Y>, X>)
-  Out(Y&& y, internal_type_t) : expression(as_expression(std::forward<Y>(y))) {}
+  Out(Y&& y, internal_type_t) : expression(as_expression(FUSOR_FORWARD(y))) {}
   template <class Y>
     requires(operand<Y> && std::same_as<as_expression_t<Y>, X>)
-  Out(Y&& y, borrow_t, internal_type_t) : expression(as_expression(std::forward<Y>(y))) {}
+  Out(Y&& y, borrow_t, internal_type_t) : expression(as_expression(FUSOR_FORWARD(y))) {}
 };
 template <operand Y>
 Out(Y&&) -> Out<as_expression_t<Y>>;
@@ -107,7 +107,7 @@ auto update_expression(Y&& y) {
                   "(it would be truncated); write an integer, or fusor::cast<E>(...) for a conversion");
     return constant<E>(static_cast<E>(y));
   } else {
-    return as_expression(std::forward<Y>(y));
+    return as_expression(FUSOR_FORWARD(y));
   }
 }
 template <class E, class Y>
@@ -125,12 +125,12 @@ template <class T, class Y>
                 "FUSOR_RANK_MISMATCH: an update must have the variable's static rank; reduce the axes it lacks "
                 "(fusor::sum(e, axis)) or write an expression of the variable's rank");
   if constexpr (std::is_same_v<value_type_t<X>, E>) {
-    return update_spec<T, X>{variable, detail::update_expression<E>(std::forward<Y>(expression))};
+    return update_spec<T, X>{variable, detail::update_expression<E>(FUSOR_FORWARD(expression))};
   } else {
     // Refused above; an update of the right dtype keeps that the only error
     // (the function built from it compiles).
     return update_spec<T, cast_node<E, X>>{variable,
-                                           cast<E>(detail::update_expression<E>(std::forward<Y>(expression)))};
+                                           cast<E>(detail::update_expression<E>(FUSOR_FORWARD(expression)))};
   }
 }
 
@@ -151,11 +151,11 @@ template <auto Tag, int N, class Y>
                 "FUSOR_RANK_MISMATCH: an update of a view needs an expression that broadcasts to the view (of "
                 "the view's rank or less)");
   if constexpr (std::is_same_v<value_type_t<X>, E>) {
-    return update_spec<T, X>{target.arg().variable(), detail::update_expression<E>(std::forward<Y>(expression)),
+    return update_spec<T, X>{target.arg().variable(), detail::update_expression<E>(FUSOR_FORWARD(expression)),
                              target.spec(), true};
   } else {  // refused above (as for a whole variable)
     return update_spec<T, cast_node<E, X>>{target.arg().variable(),
-                                           cast<E>(detail::update_expression<E>(std::forward<Y>(expression))),
+                                           cast<E>(detail::update_expression<E>(FUSOR_FORWARD(expression))),
                                            target.spec(), true};
   }
 }
@@ -266,7 +266,7 @@ template <class Target, class Y>
                 "target's dtype exactly (Theano's rule); convert it with fusor::cast<E>(...)");
   static_assert(info::rank == dynamic_rank || X::rank == dynamic_rank || X::rank == info::rank,
                 "FUSOR_RANK_MISMATCH: a replacement in fusor::given(target, replacement) must have the target's rank");
-  return given_spec<Target, X>{target, as_expression(std::forward<Y>(replacement))};
+  return given_spec<Target, X>{target, as_expression(FUSOR_FORWARD(replacement))};
 }
 
 namespace detail {
@@ -291,7 +291,7 @@ struct givens_t {
 /// The function's replacements: fusor::given(target, replacement)...
 template <class... G>
 [[nodiscard]] auto givens(G&&... g) {
-  return givens_t<std::remove_cvref_t<G>...>{detail::operand_tuple<std::remove_cvref_t<G>...>(std::forward<G>(g)...)};
+  return givens_t<std::remove_cvref_t<G>...>{detail::operand_tuple<std::remove_cvref_t<G>...>(FUSOR_FORWARD(g)...)};
 }
 
 /// The function's explicit inputs, in call order: symbolic inputs or In(...).
@@ -302,18 +302,18 @@ template <class... X>
                 "tensor<T, N>) or In(input[, fusor::borrow]); shared variables are implicit inputs and are not "
                 "listed (R40)");
   using items_t = detail::operand_tuple<typename detail::as_in<std::remove_cvref_t<X>>::type...>;
-  return inputs_t<typename detail::as_in<std::remove_cvref_t<X>>::type...>{items_t(std::forward<X>(x)...)};
+  return inputs_t<typename detail::as_in<std::remove_cvref_t<X>>::type...>{items_t(FUSOR_FORWARD(x)...)};
 }
 /// The function's outputs: expressions, shared variables or Out(...).
 template <class... X>
 [[nodiscard]] auto outputs(X&&... x) {
   using items_t = detail::operand_tuple<typename detail::as_out<std::remove_cvref_t<X>>::type...>;
-  return outputs_t<typename detail::as_out<std::remove_cvref_t<X>>::type...>{items_t(std::forward<X>(x)...)};
+  return outputs_t<typename detail::as_out<std::remove_cvref_t<X>>::type...>{items_t(FUSOR_FORWARD(x)...)};
 }
 /// The function's updates: fusor::update(variable, expression)...
 template <class... U>
 [[nodiscard]] auto updates(U&&... u) {
-  return updates_t<std::remove_cvref_t<U>...>{detail::operand_tuple<std::remove_cvref_t<U>...>(std::forward<U>(u)...)};
+  return updates_t<std::remove_cvref_t<U>...>{detail::operand_tuple<std::remove_cvref_t<U>...>(FUSOR_FORWARD(u)...)};
 }
 
 }  // namespace fusor

@@ -40,6 +40,17 @@
 #define FUSOR_SCALAR_HD(T) template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0> FUSOR_INLINE
 #define FUSOR_BATCH_HOST(T) template <class T, std::enable_if_t<!std::is_arithmetic_v<T>, int> = 0> inline
 
+// std::move and std::forward, written as the casts they are. Each call of the
+// std functions is a function instance named by its argument's type (with a
+// std::remove_reference<T> beside it), and a debug build's information spells
+// each name out in full: for an expression node of a gradient, hundreds of
+// kilobytes per name, a sixth of a training unit's `-g` object. An unoptimised
+// build also calls each as a function. The casts instantiate nothing. Used for
+// values whose type is an expression or holds one; FUSOR_FORWARD(x) is
+// std::forward<X>(x) for x declared `X&& x`.
+#define FUSOR_MOVE(...) static_cast<std::remove_reference_t<decltype((__VA_ARGS__))>&&>(__VA_ARGS__)
+#define FUSOR_FORWARD(x) static_cast<decltype(x)&&>(x)
+
 // fusor's run-time half — the planner, shape inference, the program cache,
 // plan printing — is ordinary code, not templates: header-only use compiles it
 // (inline) in every unit that builds a function or an eval. Defining

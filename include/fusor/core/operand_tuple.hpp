@@ -41,7 +41,7 @@ struct operand_tuple_base;
 template <std::size_t... I, class... T>
 struct operand_tuple_base<std::index_sequence<I...>, T...> : operand_slot<I, T>... {
   constexpr operand_tuple_base() = default;
-  constexpr explicit operand_tuple_base(T... v) : operand_slot<I, T>{std::move(v)}... {}
+  constexpr explicit operand_tuple_base(T... v) : operand_slot<I, T>{FUSOR_MOVE(v)}... {}
 };
 
 template <>

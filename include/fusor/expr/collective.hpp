@@ -93,7 +93,7 @@ class collective_node : public expression_base {
  public:
   using value_type = value_type_t<A>;
   static constexpr int rank = A::rank;
-  collective_node(A arg, std::shared_ptr<const collective_op> op) : arg_(std::move(arg)), op_(std::move(op)) {}
+  collective_node(A arg, std::shared_ptr<const collective_op> op) : arg_(FUSOR_MOVE(arg)), op_(FUSOR_MOVE(op)) {}
   const A& arg() const noexcept { return arg_; }
   const collective_op& op() const noexcept { return *op_; }
   const std::shared_ptr<const collective_op>& shared_op() const noexcept { return op_; }
@@ -106,7 +106,7 @@ class collective_node : public expression_base {
   auto held() const noexcept { return detail::held(arg_); }
   template <class H>
   auto remake(H h) const {
-    return collective_node<H>(std::move(h), op_);
+    return collective_node<H>(FUSOR_MOVE(h), op_);
   }
   void append_params(std::vector<std::uint64_t>& key) const { op_->append_params(key); }
 
@@ -127,7 +127,7 @@ struct collective_table {
   int add(std::shared_ptr<const collective_op> op) {
     for (std::size_t i = 0; i < ops.size(); ++i)
       if (ops[i] == op) return static_cast<int>(i);
-    ops.push_back(std::move(op));
+    ops.push_back(FUSOR_MOVE(op));
     return static_cast<int>(ops.size()) - 1;
   }
   /// Every group once, in the order of its first operation: the order in

@@ -20,7 +20,7 @@ class dot_node : public expression_base {
                                   ? dynamic_rank
                                   : (A::rank == 1 && B::rank == 1 ? 0 : (A::rank == 2 && B::rank == 2 ? 2 : 1));
 
-  dot_node(A a, B b) : a_(std::move(a)), b_(std::move(b)) {}
+  dot_node(A a, B b) : a_(FUSOR_MOVE(a)), b_(FUSOR_MOVE(b)) {}
   const A& lhs() const noexcept { return a_; }
   const B& rhs() const noexcept { return b_; }
 
@@ -31,7 +31,7 @@ class dot_node : public expression_base {
   auto held() const noexcept { return detail::held(a_, b_); }
   template <class HA, class HB>
   auto remake(HA a, HB b) const {
-    return dot_node<HA, HB>(std::move(a), std::move(b));
+    return dot_node<HA, HB>(FUSOR_MOVE(a), FUSOR_MOVE(b));
   }
   std::string str() const { return detail::dot_text(a_.str(), b_.str()); }
 
@@ -49,7 +49,7 @@ template <class X, class Y>
                     (B::rank == dynamic_rank || B::rank == 1 || B::rank == 2),
                 "FUSOR_DOT_RANK: fusor::dot: operands must be vectors or matrices (rank 1 or 2); multiply by a "
                 "scalar with *, and reshape a higher-rank operand to a matrix first (fusor::reshape)");
-  return dot_node<A, B>(as_expression(std::forward<X>(x)), as_expression(std::forward<Y>(y)));
+  return dot_node<A, B>(as_expression(FUSOR_FORWARD(x)), as_expression(FUSOR_FORWARD(y)));
 }
 
 }  // namespace fusor

@@ -64,7 +64,7 @@ class map_node<F, R, type_list<Casts...>, Args...> : public expression_base {
   static constexpr int rank = detail::broadcast_rank(0, Args::rank...);
   static constexpr bool infix = requires { requires F::infix; } && sizeof...(Args) == 2;
 
-  explicit map_node(Args... args) : args_(std::move(args)...) {}
+  explicit map_node(Args... args) : args_(FUSOR_MOVE(args)...) {}
 
   const detail::operand_tuple<Args...>& args() const noexcept { return args_; }
 
@@ -74,7 +74,7 @@ class map_node<F, R, type_list<Casts...>, Args...> : public expression_base {
   const detail::operand_tuple<Args...>& held() const noexcept { return args_; }
   template <class... H>
   auto remake(H... h) const {
-    return map_node<F, R, type_list<Casts...>, H...>(std::move(h)...);
+    return map_node<F, R, type_list<Casts...>, H...>(FUSOR_MOVE(h)...);
   }
 
   /// Which operands are written in parentheses (infix ones): bit k for
@@ -112,7 +112,7 @@ class cast_node : public expression_base {
  public:
   using value_type = T;
   static constexpr int rank = A::rank;
-  explicit cast_node(A a) : arg_(std::move(a)) {}
+  explicit cast_node(A a) : arg_(FUSOR_MOVE(a)) {}
   const A& arg() const noexcept { return arg_; }
 
   // The node protocol (expr/node.hpp).
@@ -121,7 +121,7 @@ class cast_node : public expression_base {
   auto held() const noexcept { return detail::held(arg_); }
   template <class H>
   auto remake(H h) const {
-    return cast_node<T, H>(std::move(h));
+    return cast_node<T, H>(FUSOR_MOVE(h));
   }
   std::string str() const { return detail::cast_text(name(dtype_of<T>), arg_.str()); }
 
@@ -154,7 +154,7 @@ using floating_t = std::conditional_t<std::is_floating_point_v<T>, T,
 
 template <class F, class R, class... C, class... X>
 auto make_map_casts(type_list<C...>, X&&... x) {
-  return map_node<F, R, type_list<C...>, as_expression_t<X>...>(as_expression(std::forward<X>(x))...);
+  return map_node<F, R, type_list<C...>, as_expression_t<X>...>(as_expression(FUSOR_FORWARD(x))...);
 }
 
 /// At least one side is symbolic: 2 * 3 stays C++ arithmetic.
@@ -175,7 +175,7 @@ concept symbolic_pair = operand<A> && operand<B> && (!element<std::remove_cvref_
     static_assert(!std::is_same_v<C, bool> || !std::is_same_v<fn::FUNCTOR, fn::minus>,                \
                   "fusor: '-' on two bool operands is not defined (NumPy refuses it too); use "        \
                   "fusor::logical_xor-style comparisons (a != b) instead");                           \
-    return detail::make_map_casts<fn::FUNCTOR, C>(type_list<C, C>{}, std::forward<A>(a), std::forward<B>(b)); \
+    return detail::make_map_casts<fn::FUNCTOR, C>(type_list<C, C>{}, FUSOR_FORWARD(a), FUSOR_FORWARD(b)); \
   }
 
 FUSOR_ARITHMETIC_OPERATOR(+, plus)
@@ -188,7 +188,7 @@ template <class A, class B>
   requires detail::symbolic_pair<A, B>
 [[nodiscard]] auto operator/(A&& a, B&& b) {
   using C = detail::floating_t<detail::promoted_t<as_expression_t<A>, as_expression_t<B>>>;
-  return detail::make_map_casts<fn::divides, C>(type_list<C, C>{}, std::forward<A>(a), std::forward<B>(b));
+  return detail::make_map_casts<fn::divides, C>(type_list<C, C>{}, FUSOR_FORWARD(a), FUSOR_FORWARD(b));
 }
 
 /// NumPy's `%` on integers (floor modulo).
@@ -199,7 +199,7 @@ template <class A, class B>
   static_assert(std::is_integral_v<C> && !std::is_same_v<C, bool>,
                 "fusor: '%' is defined for integer operands only; for floats use fusor::fmod-style arithmetic "
                 "(x - y * floor(x / y))");
-  return detail::make_map_casts<fn::modulus, C>(type_list<C, C>{}, std::forward<A>(a), std::forward<B>(b));
+  return detail::make_map_casts<fn::modulus, C>(type_list<C, C>{}, FUSOR_FORWARD(a), FUSOR_FORWARD(b));
 }
 
 #define FUSOR_COMPARISON(OP, FUNCTOR)                                                                  \
@@ -207,7 +207,7 @@ template <class A, class B>
     requires detail::symbolic_pair<A, B>                                                               \
   [[nodiscard]] auto operator OP(A&& a, B&& b) {                                                       \
     using C = detail::promoted_t<as_expression_t<A>, as_expression_t<B>>;                              \
-    return detail::make_map_casts<fn::FUNCTOR, bool>(type_list<C, C>{}, std::forward<A>(a), std::forward<B>(b)); \
+    return detail::make_map_casts<fn::FUNCTOR, bool>(type_list<C, C>{}, FUSOR_FORWARD(a), FUSOR_FORWARD(b)); \
   }
 
 FUSOR_COMPARISON(==, equal)
@@ -221,24 +221,24 @@ FUSOR_COMPARISON(>=, greater_equal)
 template <class A, class B>
   requires detail::symbolic_pair<A, B>
 [[nodiscard]] auto logical_and(A&& a, B&& b) {
-  return detail::make_map_casts<fn::logical_and, bool>(type_list<bool, bool>{}, std::forward<A>(a),
-                                                        std::forward<B>(b));
+  return detail::make_map_casts<fn::logical_and, bool>(type_list<bool, bool>{}, FUSOR_FORWARD(a),
+                                                        FUSOR_FORWARD(b));
 }
 template <class A, class B>
   requires detail::symbolic_pair<A, B>
 [[nodiscard]] auto logical_or(A&& a, B&& b) {
-  return detail::make_map_casts<fn::logical_or, bool>(type_list<bool, bool>{}, std::forward<A>(a),
-                                                       std::forward<B>(b));
+  return detail::make_map_casts<fn::logical_or, bool>(type_list<bool, bool>{}, FUSOR_FORWARD(a),
+                                                       FUSOR_FORWARD(b));
 }
 template <class A, class B>
   requires detail::symbolic_pair<A, B>
 [[nodiscard]] auto operator&&(A&& a, B&& b) {
-  return logical_and(std::forward<A>(a), std::forward<B>(b));
+  return logical_and(FUSOR_FORWARD(a), FUSOR_FORWARD(b));
 }
 template <class A, class B>
   requires detail::symbolic_pair<A, B>
 [[nodiscard]] auto operator||(A&& a, B&& b) {
-  return logical_or(std::forward<A>(a), std::forward<B>(b));
+  return logical_or(FUSOR_FORWARD(a), FUSOR_FORWARD(b));
 }
 
 #define FUSOR_PROMOTING_FUNCTION(NAME, FUNCTOR)                                                        \
@@ -246,7 +246,7 @@ template <class A, class B>
     requires detail::symbolic_pair<A, B>                                                               \
   [[nodiscard]] auto NAME(A&& a, B&& b) {                                                              \
     using C = detail::promoted_t<as_expression_t<A>, as_expression_t<B>>;                              \
-    return detail::make_map_casts<fn::FUNCTOR, C>(type_list<C, C>{}, std::forward<A>(a), std::forward<B>(b)); \
+    return detail::make_map_casts<fn::FUNCTOR, C>(type_list<C, C>{}, FUSOR_FORWARD(a), FUSOR_FORWARD(b)); \
   }
 
 FUSOR_PROMOTING_FUNCTION(maximum, maximum)
@@ -263,23 +263,23 @@ template <class A>
 [[nodiscard]] auto operator-(A&& a) {
   using T = value_type_t<as_expression_t<A>>;
   static_assert(!std::is_same_v<T, bool>, "fusor: unary '-' on a bool expression is not defined; use !x");
-  return detail::make_map_casts<fn::negate, T>(type_list<T>{}, std::forward<A>(a));
+  return detail::make_map_casts<fn::negate, T>(type_list<T>{}, FUSOR_FORWARD(a));
 }
 template <class A>
   requires(operand<A> && !element<std::remove_cvref_t<A>>)
 [[nodiscard]] auto logical_not(A&& a) {
-  return detail::make_map_casts<fn::logical_not, bool>(type_list<bool>{}, std::forward<A>(a));
+  return detail::make_map_casts<fn::logical_not, bool>(type_list<bool>{}, FUSOR_FORWARD(a));
 }
 template <class A>
   requires(operand<A> && !element<std::remove_cvref_t<A>>)
 [[nodiscard]] auto operator!(A&& a) {
-  return logical_not(std::forward<A>(a));
+  return logical_not(FUSOR_FORWARD(a));
 }
 template <class A>
   requires(operand<A> && !element<std::remove_cvref_t<A>>)
 [[nodiscard]] auto abs(A&& a) {
   using T = value_type_t<as_expression_t<A>>;
-  return detail::make_map_casts<fn::absolute, T>(type_list<T>{}, std::forward<A>(a));
+  return detail::make_map_casts<fn::absolute, T>(type_list<T>{}, FUSOR_FORWARD(a));
 }
 
 #define FUSOR_FLOAT_FUNCTION(NAME, FUNCTOR)                                                            \
@@ -287,7 +287,7 @@ template <class A>
     requires(operand<A> && !element<std::remove_cvref_t<A>>)                                           \
   [[nodiscard]] auto NAME(A&& a) {                                                                     \
     using T = detail::floating_t<value_type_t<as_expression_t<A>>>;                                    \
-    return detail::make_map_casts<fn::FUNCTOR, T>(type_list<T>{}, std::forward<A>(a));                 \
+    return detail::make_map_casts<fn::FUNCTOR, T>(type_list<T>{}, FUSOR_FORWARD(a));                 \
   }
 
 FUSOR_FLOAT_FUNCTION(sqrt, sqrt_op)
@@ -319,7 +319,7 @@ template <class A>
   requires(operand<A> && !element<std::remove_cvref_t<A>>)
 [[nodiscard]] auto stop_gradient(A&& a) {
   using T = value_type_t<as_expression_t<A>>;
-  return detail::make_map_casts<fn::stop_gradient, T>(type_list<T>{}, std::forward<A>(a));
+  return detail::make_map_casts<fn::stop_gradient, T>(type_list<T>{}, FUSOR_FORWARD(a));
 }
 
 // ------------------------------------------------------------------ ternary
@@ -329,8 +329,8 @@ template <class Cond, class A, class B>
   requires(operand<Cond> && operand<A> && operand<B>)
 [[nodiscard]] auto where(Cond&& c, A&& a, B&& b) {
   using C = detail::promoted_t<as_expression_t<A>, as_expression_t<B>>;
-  return detail::make_map_casts<fn::where, C>(type_list<bool, C, C>{}, std::forward<Cond>(c), std::forward<A>(a),
-                                               std::forward<B>(b));
+  return detail::make_map_casts<fn::where, C>(type_list<bool, C, C>{}, FUSOR_FORWARD(c), FUSOR_FORWARD(a),
+                                               FUSOR_FORWARD(b));
 }
 
 /// clip(x, lo, hi) = minimum(maximum(x, lo), hi).
@@ -350,15 +350,15 @@ template <class X, class L, class H>
                       : !detail::is_weak_v<HE> && !strong ? promote_weak(h, dtype_of<C>)
                                                           : promote(dtype_of<C>, h);
   using R = element_of_t<r>;
-  return detail::make_map_casts<fn::clip, R>(type_list<R, R, R>{}, std::forward<X>(x), std::forward<L>(lo),
-                                              std::forward<H>(hi));
+  return detail::make_map_casts<fn::clip, R>(type_list<R, R, R>{}, FUSOR_FORWARD(x), FUSOR_FORWARD(lo),
+                                              FUSOR_FORWARD(hi));
 }
 
 /// Converts to T as numpy's astype does (integers wrap, floats truncate).
 template <element T, class A>
   requires(operand<A> && !element<std::remove_cvref_t<A>>)
 [[nodiscard]] auto cast(A&& a) {
-  return cast_node<T, as_expression_t<A>>(as_expression(std::forward<A>(a)));
+  return cast_node<T, as_expression_t<A>>(as_expression(FUSOR_FORWARD(a)));
 }
 
 }  // namespace fusor

@@ -161,17 +161,17 @@ template <class X, element V>
   requires(operand<X> && !element<std::remove_cvref_t<X>>)
 [[nodiscard]] auto full_like(X&& x, V value) {
   using T = value_type_t<as_expression_t<X>>;
-  return detail::make_map_casts<fn::fill_like, T>(type_list<T, T>{}, std::forward<X>(x), constant<T>(static_cast<T>(value)));
+  return detail::make_map_casts<fn::fill_like, T>(type_list<T, T>{}, FUSOR_FORWARD(x), constant<T>(static_cast<T>(value)));
 }
 template <class X>
   requires(operand<X> && !element<std::remove_cvref_t<X>>)
 [[nodiscard]] auto zeros_like(X&& x) {
-  return full_like(std::forward<X>(x), 0);
+  return full_like(FUSOR_FORWARD(x), 0);
 }
 template <class X>
   requires(operand<X> && !element<std::remove_cvref_t<X>>)
 [[nodiscard]] auto ones_like(X&& x) {
-  return full_like(std::forward<X>(x), 1);
+  return full_like(FUSOR_FORWARD(x), 1);
 }
 
 /// np.arange(start, stop, step, dtype=T): ceil((stop - start) / step)
@@ -209,7 +209,7 @@ template <element T = double>
                          constant<double>, constant<double>, constant<double>>(
       iota_node<1>(dims{num}), constant<double>(start), constant<double>(stop), constant<double>(static_cast<double>(num)));
   if constexpr (std::is_same_v<T, double>) return values;
-  else return cast<T>(std::move(values));
+  else return cast<T>(FUSOR_MOVE(values));
 }
 
 /// np.eye(rows, columns, k, dtype=T): ones on the k-th diagonal (k > 0 above
@@ -229,7 +229,7 @@ template <element T = double>
 namespace detail {
 template <class X, std::size_t... K>
 auto with_new_last_axis(X&& x, std::index_sequence<K...>) {
-  return view(std::forward<X>(x), ((void)K, all)..., newaxis);
+  return view(FUSOR_FORWARD(x), ((void)K, all)..., newaxis);
 }
 }  // namespace detail
 
@@ -243,9 +243,9 @@ template <element T = double, class L>
   static_assert(std::is_integral_v<value_type_t<E>> && !std::is_same_v<value_type_t<E>, bool>,
                 "fusor::one_hot: the labels must be integers");
   static_assert(E::rank != dynamic_rank, "fusor::one_hot: the labels need a static rank");
-  auto column = detail::with_new_last_axis(as_expression(std::forward<L>(labels)),
+  auto column = detail::with_new_last_axis(as_expression(FUSOR_FORWARD(labels)),
                                            std::make_index_sequence<static_cast<std::size_t>(E::rank)>{});
-  return cast<T>(std::move(column) == arange<std::int64_t>(static_cast<std::int64_t>(n)));
+  return cast<T>(FUSOR_MOVE(column) == arange<std::int64_t>(static_cast<std::int64_t>(n)));
 }
 
 namespace fn {
@@ -271,7 +271,7 @@ template <std::size_t N, class X>
   static_assert(E::rank == dynamic_rank || E::rank <= static_cast<int>(N),
                 "fusor::broadcast_to: the operand has more axes than the shape");
   return map_node<fn::broadcast_first, T, type_list<T, std::int64_t>, E, iota_node<static_cast<int>(N)>>(
-      as_expression(std::forward<X>(x)), iota_node<static_cast<int>(N)>(detail::shape_of_list(shape)));
+      as_expression(FUSOR_FORWARD(x)), iota_node<static_cast<int>(N)>(detail::shape_of_list(shape)));
 }
 
 }  // namespace fusor

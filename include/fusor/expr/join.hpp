@@ -99,7 +99,7 @@ class join_node : public expression_base {
                 "FUSOR_JOIN_DTYPE_MISMATCH: the parts of concatenate / stack must have one dtype; convert them "
                 "with fusor::cast<T>(...)");
 
-  join_node(const join_params& p, A... parts) : parts_(std::move(parts)...), params_(p) {}
+  join_node(const join_params& p, A... parts) : parts_(FUSOR_MOVE(parts)...), params_(p) {}
   const detail::operand_tuple<A...>& args() const noexcept { return parts_; }
   const join_params& join() const noexcept { return params_; }
 
@@ -110,7 +110,7 @@ class join_node : public expression_base {
   const detail::operand_tuple<A...>& held() const noexcept { return parts_; }
   template <class... H>
   auto remake(H... h) const {
-    return join_node<N, H...>(params_, std::move(h)...);
+    return join_node<N, H...>(params_, FUSOR_MOVE(h)...);
   }
   void append_params(std::vector<std::uint64_t>& key) const { params_.append_key(key); }
 
@@ -148,7 +148,7 @@ auto stacked_part(X&& x, int axis) {
   view_spec spec;
   for (int d = 0; d < axis; ++d) spec.items[static_cast<std::size_t>(spec.count++)] = to_item(all);
   spec.items[static_cast<std::size_t>(spec.count++)] = to_item(newaxis);
-  return view_node<E, E::rank + 1>(as_expression(std::forward<X>(x)), spec);
+  return view_node<E, E::rank + 1>(as_expression(FUSOR_FORWARD(x)), spec);
 }
 }  // namespace detail
 
@@ -164,9 +164,9 @@ template <class... X>
   p.axis = axis;
   return fusor::detail::apply(
       [&](auto&&... x) {
-        return join_node<detail::join_rank<X...>(), as_expression_t<X>...>(p, as_expression(std::move(x))...);
+        return join_node<detail::join_rank<X...>(), as_expression_t<X>...>(p, as_expression(FUSOR_MOVE(x))...);
       },
-      std::move(parts));
+      FUSOR_MOVE(parts));
 }
 /// np.concatenate of parts of one C++ type: concatenate({W1, W2, W3}, 0).
 template <class X, std::size_t K>
@@ -186,8 +186,8 @@ template <class... X>
   if (axis < 0) axis += r + 1;
   if (axis < 0 || axis > r)
     throw index_error("fusor::stack: axis is out of bounds for parts of rank " + std::to_string(r));
-  return fusor::detail::apply([&](auto&&... x) { return concatenate(std::tuple(detail::stacked_part(std::move(x), axis)...), axis); },
-                    std::move(parts));
+  return fusor::detail::apply([&](auto&&... x) { return concatenate(std::tuple(detail::stacked_part(FUSOR_MOVE(x), axis)...), axis); },
+                    FUSOR_MOVE(parts));
 }
 
 /// np.stack of parts of one C++ type: stack({x, y}, 0).
@@ -209,7 +209,7 @@ template <class X>
   p.kind = join_kind::roll;
   p.axis = axis;
   p.shift = shift;
-  return join_node<E::rank, E>(p, as_expression(std::forward<X>(x)));
+  return join_node<E::rank, E>(p, as_expression(FUSOR_FORWARD(x)));
 }
 
 namespace detail {
@@ -225,7 +225,7 @@ auto padded(X&& x, std::initializer_list<std::array<index_t, 2>> widths, join_pa
     p.after[static_cast<std::size_t>(p.widths)] = w[1];
     ++p.widths;
   }
-  return join_node<E::rank, E>(p, as_expression(std::forward<X>(x)));
+  return join_node<E::rank, E>(p, as_expression(FUSOR_FORWARD(x)));
 }
 }  // namespace detail
 
@@ -239,13 +239,13 @@ template <class X, element V>
   p.kind = join_kind::pad_constant;
   const T v = static_cast<T>(value);
   std::memcpy(&p.fill, &v, sizeof v);
-  return detail::padded(std::forward<X>(x), widths, p);
+  return detail::padded(FUSOR_FORWARD(x), widths, p);
 }
 /// np.pad(e, width, constant_values=value): `width` on both sides of every axis.
 template <class X, element V>
   requires(operand<X> && !element<std::remove_cvref_t<X>>)
 [[nodiscard]] auto pad(X&& x, index_t width, V value) {
-  return pad(std::forward<X>(x), {{width, width}}, value);
+  return pad(FUSOR_FORWARD(x), {{width, width}}, value);
 }
 /// np.pad(e, widths, mode="edge").
 template <class X>
@@ -253,12 +253,12 @@ template <class X>
 [[nodiscard]] auto pad(X&& x, std::initializer_list<std::array<index_t, 2>> widths, edge_t) {
   join_params p;
   p.kind = join_kind::pad_edge;
-  return detail::padded(std::forward<X>(x), widths, p);
+  return detail::padded(FUSOR_FORWARD(x), widths, p);
 }
 template <class X>
   requires(operand<X> && !element<std::remove_cvref_t<X>>)
 [[nodiscard]] auto pad(X&& x, index_t width, edge_t e) {
-  return pad(std::forward<X>(x), {{width, width}}, e);
+  return pad(FUSOR_FORWARD(x), {{width, width}}, e);
 }
 
 }  // namespace fusor

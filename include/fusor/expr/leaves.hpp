@@ -40,7 +40,7 @@ inline std::shared_ptr<const input_info> make_input_info(std::string name, std::
     throw value_error("fusor input '" + name + "': the broadcastable pattern has " +
                       std::to_string(broadcastable.size()) + " entries, but the input has rank " +
                       std::to_string(rank));
-  return std::make_shared<const input_info>(input_info{std::move(name), next_input_id(), std::move(broadcastable)});
+  return std::make_shared<const input_info>(input_info{FUSOR_MOVE(name), next_input_id(), FUSOR_MOVE(broadcastable)});
 }
 }  // namespace detail
 
@@ -64,7 +64,7 @@ class input : public expression_base {
 
   /// `broadcastable` fixes axes to length 1 (Theano's pattern); empty: none.
   explicit input(std::string name = {}, std::vector<bool> broadcastable = {})
-      : info_(detail::make_input_info(std::move(name), std::move(broadcastable), N)) {}
+      : info_(detail::make_input_info(FUSOR_MOVE(name), FUSOR_MOVE(broadcastable), N)) {}
 
   const std::string& name() const noexcept { return info_->name; }
   std::uint64_t id() const noexcept { return info_->id; }
@@ -137,6 +137,27 @@ template <class T>
 constexpr T* container_tag() noexcept {
   return nullptr;
 }
+
+/// The tag of the most common variable, an `xt::xtensor<E, N>`, spelled by
+/// its element type and rank alone. A gradient's type repeats its leaves
+/// thousands of times, and the debugger's names spell each one out in full:
+/// `container_tag<xt::xtensor_container<xt::uvector<float, std::allocator<
+/// float> >, 2, ...> >` is 170 characters, `xtensor_tag<float, 2>` a third of
+/// that, and the leaves were half of a training unit's debug information.
+template <class E, std::size_t N>
+constexpr xt::xtensor<E, N>* xtensor_tag() noexcept {
+  return nullptr;
+}
+
+/// The tag that names variable type T in a leaf's type.
+template <class T>
+struct leaf_tag {
+  static constexpr auto value = &container_tag<T>;
+};
+template <class E, std::size_t N>
+struct leaf_tag<xt::xtensor<E, N>> {
+  static constexpr auto value = &xtensor_tag<E, N>;
+};
 }  // namespace detail
 
 /// A shared variable as a leaf: the expression holds the handle (by value), and
@@ -163,7 +184,7 @@ class basic_shared_leaf : public expression_base {
   using T = variable_type;
 
  public:
-  explicit basic_shared_leaf(shared<T> variable) : variable_(std::move(variable)) {}
+  explicit basic_shared_leaf(shared<T> variable) : variable_(FUSOR_MOVE(variable)) {}
   const shared<T>& variable() const noexcept { return variable_; }
   std::string str() const {
     return variable_.name().empty() ? "<shared#" + std::to_string(variable_.id()) + ">" : variable_.name();
@@ -177,7 +198,7 @@ class basic_shared_leaf : public expression_base {
 /// `fusor::shared<T> x`).
 template <class T>
   requires tensor_shareable<T>
-using shared_leaf = basic_shared_leaf<&detail::container_tag<T>>;
+using shared_leaf = basic_shared_leaf<detail::leaf_tag<T>::value>;
 
 /// A constant: a number (below) or an array (after it), PyTensor's
 /// pt.constant. `fusor::constant(v)` deduces which.
@@ -263,8 +284,8 @@ template <class X>
 auto as_expression(X&& x) {
   using U = std::remove_cvref_t<X>;
   if constexpr (is_array_constant_v<U>) return static_cast<const shared_leaf<typename U::variable_type>&>(x);
-  else if constexpr (std::derived_from<U, expression_base>) return U(std::forward<X>(x));
-  else if constexpr (is_shared_v<U>) return shared_leaf<typename U::value_type>(std::forward<X>(x));
+  else if constexpr (std::derived_from<U, expression_base>) return U(FUSOR_FORWARD(x));
+  else if constexpr (is_shared_v<U>) return shared_leaf<typename U::value_type>(FUSOR_FORWARD(x));
   else if constexpr (element<U>) return constant<U>(x);
   else static_assert(std::is_void_v<X>, "fusor: this operand is not an expression, a shared variable or a number");
 }

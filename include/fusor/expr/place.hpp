@@ -61,7 +61,7 @@ class place_node : public expression_base {
   static constexpr int rank = like_type::rank;
   static constexpr std::size_t part = K;
 
-  place_node(G g, F forward) : arg_(std::move(g)), forward_(std::move(forward)) {}
+  place_node(G g, F forward) : arg_(FUSOR_MOVE(g)), forward_(FUSOR_MOVE(forward)) {}
   const G& arg() const noexcept { return arg_; }
   /// The forward selection, as held (a reference, usually).
   const F& forward_held() const noexcept { return forward_; }
@@ -79,7 +79,7 @@ class place_node : public expression_base {
   auto held() const noexcept { return detail::held(arg_, forward_); }
   template <class H, class HF>
   auto remake(H g, HF forward) const {
-    return place_node<H, HF, K>(std::move(g), std::move(forward));
+    return place_node<H, HF, K>(FUSOR_MOVE(g), FUSOR_MOVE(forward));
   }
   void append_params(std::vector<std::uint64_t>& key) const { key.push_back(K); }
 
@@ -102,7 +102,7 @@ namespace detail {
 template <std::size_t K = 0, class G, class F>
 [[nodiscard]] auto place(G&& g, const F& forward) {
   using R = decltype(ref(forward));
-  return place_node<as_expression_t<G>, R, K>(as_expression(std::forward<G>(g)), ref(forward));
+  return place_node<as_expression_t<G>, R, K>(as_expression(FUSOR_FORWARD(g)), ref(forward));
 }
 }  // namespace detail
 

@@ -186,7 +186,7 @@ class reduce_node : public expression_base {
 
   /// `axes` lists the reduced axes (negative counts from the end); empty: all.
   reduce_node(A arg, std::array<int, max_rank> axes, int naxes, bool keep)
-      : arg_(std::move(arg)), axes_(axes), naxes_(naxes), keepdims_(keep) {}
+      : arg_(FUSOR_MOVE(arg)), axes_(axes), naxes_(naxes), keepdims_(keep) {}
 
   const A& arg() const noexcept { return arg_; }
   bool all_axes() const noexcept { return naxes_ == 0; }
@@ -202,7 +202,7 @@ class reduce_node : public expression_base {
   auto held() const noexcept { return detail::held(arg_); }
   template <class H>
   auto remake(H h) const {
-    return reduce_node<Op, H, Rank>(std::move(h), axes_, naxes_, keepdims_);
+    return reduce_node<Op, H, Rank>(FUSOR_MOVE(h), axes_, naxes_, keepdims_);
   }
   void append_params(std::vector<std::uint64_t>& key) const {
     key.push_back(static_cast<std::uint64_t>(naxes_) | (keepdims_ ? 1ull << 32 : 0));
@@ -227,7 +227,7 @@ class reduce_node : public expression_base {
     requires(operand<X> && !element<std::remove_cvref_t<X>>)                                                \
   [[nodiscard]] auto NAME(X&& x) {                                                                          \
     using A = as_expression_t<X>;                                                                           \
-    return reduce_node<OP, A, (A::rank == dynamic_rank ? dynamic_rank : 0)>(as_expression(std::forward<X>(x)), \
+    return reduce_node<OP, A, (A::rank == dynamic_rank ? dynamic_rank : 0)>(as_expression(FUSOR_FORWARD(x)), \
                                                                           {}, 0, false);                    \
   }                                                                                                         \
   template <class X>                                                                                        \
@@ -236,7 +236,7 @@ class reduce_node : public expression_base {
     using A = as_expression_t<X>;                                                                           \
     static_assert(A::rank != 0, "fusor::" #NAME ": a rank-0 expression has no axis to reduce");             \
     return reduce_node<OP, A, (A::rank == dynamic_rank ? dynamic_rank : A::rank - 1)>(                      \
-        as_expression(std::forward<X>(x)), {axis}, 1, false);                                               \
+        as_expression(FUSOR_FORWARD(x)), {axis}, 1, false);                                               \
   }                                                                                                         \
   template <int Axis, class X>                                                                              \
     requires(operand<X> && !element<std::remove_cvref_t<X>>)                                                \
@@ -245,7 +245,7 @@ class reduce_node : public expression_base {
     static_assert(A::rank == dynamic_rank || (Axis >= -A::rank && Axis < A::rank),                          \
                   "FUSOR_REDUCTION_AXIS_OUT_OF_RANGE: fusor::" #NAME "<Axis>: Axis must be in [-rank, rank) " \
                   "of the reduced expression");                                                             \
-    return NAME(std::forward<X>(x), Axis);                                                                  \
+    return NAME(FUSOR_FORWARD(x), Axis);                                                                  \
   }
 
 // Value reductions add:
@@ -258,13 +258,13 @@ class reduce_node : public expression_base {
     requires(operand<X> && !element<std::remove_cvref_t<X>>)                                                \
   [[nodiscard]] auto NAME(X&& x, keepdims_t) {                                                              \
     using A = as_expression_t<X>;                                                                           \
-    return reduce_node<OP, A, A::rank>(as_expression(std::forward<X>(x)), {}, 0, true);                     \
+    return reduce_node<OP, A, A::rank>(as_expression(FUSOR_FORWARD(x)), {}, 0, true);                     \
   }                                                                                                         \
   template <class X>                                                                                        \
     requires(operand<X> && !element<std::remove_cvref_t<X>>)                                                \
   [[nodiscard]] auto NAME(X&& x, int axis, keepdims_t) {                                                    \
     using A = as_expression_t<X>;                                                                           \
-    return reduce_node<OP, A, A::rank>(as_expression(std::forward<X>(x)), {axis}, 1, true);                 \
+    return reduce_node<OP, A, A::rank>(as_expression(FUSOR_FORWARD(x)), {axis}, 1, true);                 \
   }                                                                                                         \
   template <class X, std::size_t K>                                                                         \
     requires(operand<X> && !element<std::remove_cvref_t<X>>)                                                \
@@ -275,7 +275,7 @@ class reduce_node : public expression_base {
     std::array<int, max_rank> a{};                                                                          \
     for (std::size_t i = 0; i < K; ++i) a[i] = axes[i];                                                     \
     return reduce_node<OP, A, (A::rank == dynamic_rank ? dynamic_rank : A::rank - static_cast<int>(K))>(   \
-        as_expression(std::forward<X>(x)), a, static_cast<int>(K), false);                                  \
+        as_expression(FUSOR_FORWARD(x)), a, static_cast<int>(K), false);                                  \
   }
 
 FUSOR_REDUCTION(sum, red::sum)

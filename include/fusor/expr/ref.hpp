@@ -30,7 +30,7 @@ struct ref_block {
 };
 template <class X>
 struct ref_holder : ref_block {
-  explicit ref_holder(X&& x) : value(std::move(x)) { destroy = &destroy_ref; }
+  explicit ref_holder(X&& x) : value(FUSOR_MOVE(x)) { destroy = &destroy_ref; }
   static void destroy_ref(ref_block* b) noexcept { delete static_cast<ref_holder*>(b); }
   X value;
 };
@@ -50,7 +50,7 @@ class ref_node : public expression_base {
   static constexpr int rank = X::rank;
 
   explicit ref_node(X x) {
-    auto* h = new detail::ref_holder<X>(std::move(x));
+    auto* h = new detail::ref_holder<X>(FUSOR_MOVE(x));
     block_ = h;
     target_ = &h->value;
   }
@@ -74,7 +74,7 @@ class ref_node : public expression_base {
   auto held() const noexcept { return detail::held(*target_); }
   template <class H>
   auto remake(H h) const {
-    return ref_node<H>(std::move(h));
+    return ref_node<H>(FUSOR_MOVE(h));
   }
   std::string str() const { return target_->str(); }
 

@@ -36,7 +36,7 @@ class sum_to_node : public expression_base {
   using operation = red::sum;
   static constexpr int rank = Like::rank;
 
-  sum_to_node(G g, Like like) : arg_(std::move(g)), like_(std::move(like)) {}
+  sum_to_node(G g, Like like) : arg_(FUSOR_MOVE(g)), like_(FUSOR_MOVE(like)) {}
   const G& arg() const noexcept { return arg_; }
   const Like& like() const noexcept { return like_; }
 
@@ -46,7 +46,7 @@ class sum_to_node : public expression_base {
   auto held() const noexcept { return detail::held(arg_, like_); }
   template <class H, class HL>
   auto remake(H g, HL like) const {
-    return sum_to_node<H, HL>(std::move(g), std::move(like));
+    return sum_to_node<H, HL>(FUSOR_MOVE(g), FUSOR_MOVE(like));
   }
   std::string str() const { return detail::sum_to_text(arg_.str(), like_.str()); }
 
@@ -62,7 +62,7 @@ class reshape_like_node : public expression_base {
   using value_type = value_type_t<G>;
   static constexpr int rank = Like::rank;
 
-  reshape_like_node(G g, Like like) : arg_(std::move(g)), like_(std::move(like)) {}
+  reshape_like_node(G g, Like like) : arg_(FUSOR_MOVE(g)), like_(FUSOR_MOVE(like)) {}
   const G& arg() const noexcept { return arg_; }
   const Like& like() const noexcept { return like_; }
 
@@ -73,7 +73,7 @@ class reshape_like_node : public expression_base {
   auto held() const noexcept { return detail::held(arg_, like_); }
   template <class H, class HL>
   auto remake(H g, HL like) const {
-    return reshape_like_node<H, HL>(std::move(g), std::move(like));
+    return reshape_like_node<H, HL>(FUSOR_MOVE(g), FUSOR_MOVE(like));
   }
   std::string str() const { return detail::reshape_like_text(arg_.str(), like_.str()); }
 
@@ -90,7 +90,7 @@ class size_ratio_node : public expression_base {
   using value_type = T;
   static constexpr int rank = 0;
 
-  size_ratio_node(Num num, Den den) : num_(std::move(num)), den_(std::move(den)) {}
+  size_ratio_node(Num num, Den den) : num_(FUSOR_MOVE(num)), den_(FUSOR_MOVE(den)) {}
   const Num& numerator() const noexcept { return num_; }
   const Den& denominator() const noexcept { return den_; }
 
@@ -99,7 +99,7 @@ class size_ratio_node : public expression_base {
   auto held() const noexcept { return detail::held(num_, den_); }
   template <class HN, class HD>
   auto remake(HN num, HD den) const {
-    return size_ratio_node<T, HN, HD>(std::move(num), std::move(den));
+    return size_ratio_node<T, HN, HD>(FUSOR_MOVE(num), FUSOR_MOVE(den));
   }
   std::string str() const { return detail::size_ratio_text(num_.str(), den_.str()); }
 
@@ -116,7 +116,7 @@ class zeros_of_node : public expression_base {
   using value_type = T;
   static constexpr int rank = Like::rank;
 
-  explicit zeros_of_node(Like like) : like_(std::move(like)) {}
+  explicit zeros_of_node(Like like) : like_(FUSOR_MOVE(like)) {}
   const Like& like() const noexcept { return like_; }
 
   // The node protocol (expr/node.hpp): like read for its shape only.
@@ -124,7 +124,7 @@ class zeros_of_node : public expression_base {
   auto held() const noexcept { return detail::held(like_); }
   template <class HL>
   auto remake(HL like) const {
-    return zeros_of_node<T, HL>(std::move(like));
+    return zeros_of_node<T, HL>(FUSOR_MOVE(like));
   }
   std::string str() const { return detail::zeros_of_text(like_.str()); }
 
@@ -141,7 +141,7 @@ class gate_node : public expression_base {
   using value_type = value_type_t<C>;
   static constexpr int rank = C::rank;
 
-  gate_node(C c, bool on) : arg_(std::move(c)), on_(on) {}
+  gate_node(C c, bool on) : arg_(FUSOR_MOVE(c)), on_(on) {}
   const C& arg() const noexcept { return arg_; }
   bool on() const noexcept { return on_; }
 
@@ -152,7 +152,7 @@ class gate_node : public expression_base {
   auto held() const noexcept { return detail::held(arg_); }
   template <class H>
   auto remake(H h) const {
-    return gate_node<H>(std::move(h), on_);
+    return gate_node<H>(FUSOR_MOVE(h), on_);
   }
   void append_params(std::vector<std::uint64_t>& key) const { key.push_back(on_ ? 1 : 0); }
   std::string str() const { return detail::gate_text(on_, on_ ? arg_.str() : std::string()); }
@@ -172,29 +172,29 @@ namespace detail {
 template <class G, class L>
   requires(operand<G> && operand<L>)
 [[nodiscard]] auto sum_to(G&& g, L&& like) {
-  return sum_to_node<as_expression_t<G>, as_expression_t<L>>(as_expression(std::forward<G>(g)),
-                                                             as_expression(std::forward<L>(like)));
+  return sum_to_node<as_expression_t<G>, as_expression_t<L>>(as_expression(FUSOR_FORWARD(g)),
+                                                             as_expression(FUSOR_FORWARD(like)));
 }
 template <class G, class L>
   requires(operand<G> && operand<L>)
 [[nodiscard]] auto reshape_like(G&& g, L&& like) {
-  return reshape_like_node<as_expression_t<G>, as_expression_t<L>>(as_expression(std::forward<G>(g)),
-                                                                   as_expression(std::forward<L>(like)));
+  return reshape_like_node<as_expression_t<G>, as_expression_t<L>>(as_expression(FUSOR_FORWARD(g)),
+                                                                   as_expression(FUSOR_FORWARD(like)));
 }
 template <element T, class N, class D>
   requires(operand<N> && operand<D>)
 [[nodiscard]] auto size_ratio(N&& num, D&& den) {
-  return size_ratio_node<T, as_expression_t<N>, as_expression_t<D>>(as_expression(std::forward<N>(num)),
-                                                                    as_expression(std::forward<D>(den)));
+  return size_ratio_node<T, as_expression_t<N>, as_expression_t<D>>(as_expression(FUSOR_FORWARD(num)),
+                                                                    as_expression(FUSOR_FORWARD(den)));
 }
 template <element T, class L>
   requires(operand<L>)
 [[nodiscard]] auto zeros_of(L&& like) {
-  return zeros_of_node<T, as_expression_t<L>>(as_expression(std::forward<L>(like)));
+  return zeros_of_node<T, as_expression_t<L>>(as_expression(FUSOR_FORWARD(like)));
 }
 template <class C>
 [[nodiscard]] auto gated(C&& c, bool on) {
-  return gate_node<as_expression_t<C>>(as_expression(std::forward<C>(c)), on);
+  return gate_node<as_expression_t<C>>(as_expression(FUSOR_FORWARD(c)), on);
 }
 
 }  // namespace detail

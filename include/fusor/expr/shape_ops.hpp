@@ -25,7 +25,7 @@ class transpose_node : public expression_base {
 
   /// `count == 0` means "reverse all axes" (NumPy's x.T).
   transpose_node(A arg, std::array<int, max_rank> perm, int count)
-      : arg_(std::move(arg)), perm_(perm), count_(count) {}
+      : arg_(FUSOR_MOVE(arg)), perm_(perm), count_(count) {}
 
   const A& arg() const noexcept { return arg_; }
   bool reverses() const noexcept { return count_ == 0; }
@@ -39,7 +39,7 @@ class transpose_node : public expression_base {
   auto held() const noexcept { return detail::held(arg_); }
   template <class H>
   auto remake(H h) const {
-    return transpose_node<H>(std::move(h), perm_, count_);
+    return transpose_node<H>(FUSOR_MOVE(h), perm_, count_);
   }
   void append_params(std::vector<std::uint64_t>& key) const {
     key.push_back(static_cast<std::uint64_t>(count_));
@@ -61,7 +61,7 @@ class reshape_node : public expression_base {
   using value_type = value_type_t<A>;
   static constexpr int rank = N;
 
-  reshape_node(A arg, std::array<index_t, max_rank> shape) : arg_(std::move(arg)), shape_(shape) {}
+  reshape_node(A arg, std::array<index_t, max_rank> shape) : arg_(FUSOR_MOVE(arg)), shape_(shape) {}
   const A& arg() const noexcept { return arg_; }
   index_t extent(int i) const noexcept { return shape_[static_cast<std::size_t>(i)]; }
 
@@ -72,7 +72,7 @@ class reshape_node : public expression_base {
   auto held() const noexcept { return detail::held(arg_); }
   template <class H>
   auto remake(H h) const {
-    return reshape_node<H, N>(std::move(h), shape_);
+    return reshape_node<H, N>(FUSOR_MOVE(h), shape_);
   }
   void append_params(std::vector<std::uint64_t>& key) const {
     for (int i = 0; i < N; ++i) key.push_back(static_cast<std::uint64_t>(extent(i)));
@@ -89,7 +89,7 @@ class reshape_node : public expression_base {
 template <class X>
   requires(operand<X> && !element<std::remove_cvref_t<X>>)
 [[nodiscard]] auto transpose(X&& x) {
-  return transpose_node<as_expression_t<X>>(as_expression(std::forward<X>(x)), {}, 0);
+  return transpose_node<as_expression_t<X>>(as_expression(FUSOR_FORWARD(x)), {}, 0);
 }
 
 /// Permutes the axes: transpose(x, {1, 0, 2}).
@@ -101,7 +101,7 @@ template <class X, std::size_t K>
                 "fusor::transpose: the permutation must list every axis of the expression exactly once");
   std::array<int, max_rank> p{};
   for (std::size_t i = 0; i < K; ++i) p[i] = perm[i];
-  return transpose_node<A>(as_expression(std::forward<X>(x)), p, static_cast<int>(K));
+  return transpose_node<A>(as_expression(FUSOR_FORWARD(x)), p, static_cast<int>(K));
 }
 
 /// Reshapes: reshape(x, {2, -1}). The element count must not change.
@@ -111,7 +111,7 @@ template <class X, std::size_t N>
   static_assert(N <= max_rank, "fusor::reshape: rank exceeds FUSOR_MAX_RANK");
   std::array<index_t, max_rank> s{};
   for (std::size_t i = 0; i < N; ++i) s[i] = shape[i];
-  return reshape_node<as_expression_t<X>, static_cast<int>(N)>(as_expression(std::forward<X>(x)), s);
+  return reshape_node<as_expression_t<X>, static_cast<int>(N)>(as_expression(FUSOR_FORWARD(x)), s);
 }
 
 /// np.diagonal(e, offset, axis1, axis2): the diagonal of the (axis1, axis2)
@@ -124,7 +124,7 @@ class diagonal_node : public expression_base {
   static constexpr int rank = A::rank == dynamic_rank ? dynamic_rank : A::rank - 1;
 
   diagonal_node(A arg, index_t offset, int axis1, int axis2)
-      : arg_(std::move(arg)), offset_(offset), axis1_(axis1), axis2_(axis2) {}
+      : arg_(FUSOR_MOVE(arg)), offset_(offset), axis1_(axis1), axis2_(axis2) {}
   const A& arg() const noexcept { return arg_; }
   index_t offset() const noexcept { return offset_; }
   int axis1() const noexcept { return axis1_; }
@@ -137,7 +137,7 @@ class diagonal_node : public expression_base {
   auto held() const noexcept { return detail::held(arg_); }
   template <class H>
   auto remake(H h) const {
-    return diagonal_node<H>(std::move(h), offset_, axis1_, axis2_);
+    return diagonal_node<H>(FUSOR_MOVE(h), offset_, axis1_, axis2_);
   }
   void append_params(std::vector<std::uint64_t>& key) const {
     key.push_back(static_cast<std::uint64_t>(offset_));
@@ -157,7 +157,7 @@ template <class X>
 [[nodiscard]] auto diagonal(X&& x, index_t offset = 0, int axis1 = 0, int axis2 = 1) {
   using A = as_expression_t<X>;
   static_assert(A::rank == dynamic_rank || A::rank >= 2, "fusor::diagonal: the operand needs at least two axes");
-  return diagonal_node<A>(as_expression(std::forward<X>(x)), offset, axis1, axis2);
+  return diagonal_node<A>(as_expression(FUSOR_FORWARD(x)), offset, axis1, axis2);
 }
 
 /// Theano's specify_shape: e, whose shape is checked against `shape` when the
@@ -171,7 +171,7 @@ class specify_node : public expression_base {
   using value_type = value_type_t<A>;
   static constexpr int rank = A::rank;
   specify_node(A arg, std::array<index_t, max_rank> shape, int count)
-      : arg_(std::move(arg)), shape_(shape), count_(count) {}
+      : arg_(FUSOR_MOVE(arg)), shape_(shape), count_(count) {}
   const A& arg() const noexcept { return arg_; }
   int count() const noexcept { return count_; }
   index_t extent(int i) const noexcept { return shape_[static_cast<std::size_t>(i)]; }
@@ -184,7 +184,7 @@ class specify_node : public expression_base {
   auto held() const noexcept { return detail::held(arg_); }
   template <class H>
   auto remake(H h) const {
-    return specify_node<H>(std::move(h), shape_, count_);
+    return specify_node<H>(FUSOR_MOVE(h), shape_, count_);
   }
   void append_params(std::vector<std::uint64_t>& key) const {
     key.push_back(static_cast<std::uint64_t>(count_));
@@ -205,7 +205,7 @@ template <class X, std::size_t N>
                 "fusor::specify_shape: the shape must have the expression's rank");
   std::array<index_t, max_rank> s{};
   for (std::size_t i = 0; i < N; ++i) s[i] = shape[i];
-  return specify_node<A>(as_expression(std::forward<X>(x)), s, static_cast<int>(N));
+  return specify_node<A>(as_expression(FUSOR_FORWARD(x)), s, static_cast<int>(N));
 }
 
 }  // namespace fusor

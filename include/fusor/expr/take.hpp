@@ -31,7 +31,7 @@ class take_node : public expression_base {
   using value_type = value_type_t<A>;
   static constexpr int rank = N;
 
-  take_node(A arg, I indices, int axis) : arg_(std::move(arg)), indices_(std::move(indices)), axis_(axis) {}
+  take_node(A arg, I indices, int axis) : arg_(FUSOR_MOVE(arg)), indices_(FUSOR_MOVE(indices)), axis_(axis) {}
   const A& arg() const noexcept { return arg_; }
   const I& indices() const noexcept { return indices_; }
   int axis() const noexcept { return axis_; }
@@ -43,7 +43,7 @@ class take_node : public expression_base {
   auto held() const noexcept { return detail::held(arg_, indices_); }
   template <class HA, class HI>
   auto remake(HA a, HI i) const {
-    return take_node<HA, HI, N>(std::move(a), std::move(i), axis_);
+    return take_node<HA, HI, N>(FUSOR_MOVE(a), FUSOR_MOVE(i), axis_);
   }
   void append_params(std::vector<std::uint64_t>& key) const { key.push_back(static_cast<std::uint64_t>(axis_)); }
   std::string str() const { return detail::take_text(arg_.str(), indices_.str(), axis_); }
@@ -65,7 +65,7 @@ template <class X, class Y>
   static_assert(A::rank == dynamic_rank || A::rank >= 1, "fusor::take: a rank-0 operand has no axis to index");
   constexpr int N = A::rank == dynamic_rank || I::rank == dynamic_rank ? dynamic_rank : A::rank - 1 + I::rank;
   static_assert(N == dynamic_rank || N <= max_rank, "fusor::take: the result's rank exceeds FUSOR_MAX_RANK");
-  return take_node<A, I, N>(as_expression(std::forward<X>(x)), as_expression(std::forward<Y>(indices)), axis);
+  return take_node<A, I, N>(as_expression(FUSOR_FORWARD(x)), as_expression(FUSOR_FORWARD(indices)), axis);
 }
 
 }  // namespace fusor

@@ -172,7 +172,7 @@ class view_node : public expression_base {
   using value_type = value_type_t<A>;
   static constexpr int rank = N;
 
-  view_node(A arg, const view_spec& spec) : arg_(std::move(arg)), spec_(spec) {}
+  view_node(A arg, const view_spec& spec) : arg_(FUSOR_MOVE(arg)), spec_(spec) {}
   const A& arg() const noexcept { return arg_; }
   const view_spec& spec() const noexcept { return spec_; }
   int slice_count() const noexcept { return spec_.count; }
@@ -184,7 +184,7 @@ class view_node : public expression_base {
   auto held() const noexcept { return detail::held(arg_); }
   template <class H>
   auto remake(H h) const {
-    return view_node<H, N>(std::move(h), spec_);
+    return view_node<H, N>(FUSOR_MOVE(h), spec_);
   }
   void append_params(std::vector<std::uint64_t>& key) const { spec_.append_key(key); }
 
@@ -206,7 +206,7 @@ template <class X, class... S>
                 "FUSOR_TOO_MANY_INDICES: fusor::view: more index items than the expression has axes");
   view_spec spec;
   ((spec.items[static_cast<std::size_t>(spec.count++)] = detail::to_item(items)), ...);
-  return view_node<A, detail::view_rank<A::rank, S...>()>(as_expression(std::forward<X>(x)), spec);
+  return view_node<A, detail::view_rank<A::rank, S...>()>(as_expression(FUSOR_FORWARD(x)), spec);
 }
 
 /// np.flip(e, axis): e reversed along `axis` (negative counts from the end),
@@ -224,7 +224,7 @@ template <class X>
   view_spec spec;
   for (int d = 0; d < a; ++d) spec.items[static_cast<std::size_t>(spec.count++)] = detail::to_item(all);
   spec.items[static_cast<std::size_t>(spec.count++)] = range(_, _, -1);
-  return view_node<A, A::rank>(as_expression(std::forward<X>(x)), spec);
+  return view_node<A, A::rank>(as_expression(FUSOR_FORWARD(x)), spec);
 }
 /// np.flip(e): e reversed along every axis.
 template <class X>
@@ -234,7 +234,7 @@ template <class X>
   static_assert(A::rank != dynamic_rank, "fusor::flip: the operand needs a static rank");
   view_spec spec;
   for (int d = 0; d < A::rank; ++d) spec.items[static_cast<std::size_t>(spec.count++)] = range(_, _, -1);
-  return view_node<A, A::rank>(as_expression(std::forward<X>(x)), spec);
+  return view_node<A, A::rank>(as_expression(FUSOR_FORWARD(x)), spec);
 }
 
 }  // namespace fusor

@@ -50,7 +50,7 @@ inline constexpr bool is_larger_v<part<E, true, S>> = true;
 
 template <bool L, bool S, class E>
 part<E, L, S> make_part(E e) {
-  return part<E, L, S>{std::move(e)};
+  return part<E, L, S>{FUSOR_MOVE(e)};
 }
 
 inline none add(none, none) { return {}; }
@@ -83,14 +83,14 @@ struct may_be_closed<map_node<fn::plus, R, Casts, A, B>>
 template <class E1, bool L1, bool S1, class E2, bool L2, bool S2>
 auto add(part<E1, L1, S1> a, part<E2, L2, S2> b) {
   constexpr bool c1 = may_be_closed<E1>::value, c2 = may_be_closed<E2>::value;
-  return make_part<L1 || L2, (S1 && S2) || (S1 && c2) || (c1 && S2)>(std::move(a.e) + std::move(b.e));
+  return make_part<L1 || L2, (S1 && S2) || (S1 && c2) || (c1 && S2)>(FUSOR_MOVE(a.e) + FUSOR_MOVE(b.e));
 }
 
 /// g read at like's shape (broadcast against zeros of it, which read nothing).
 template <class R, class G, class L>
 auto read_at_shape_of(G g, const L& like) {
   auto z = zeros_of<R>(ref(like));
-  return map_node<fn::broadcast_first, R, type_list<R, R>, G, decltype(z)>(std::move(g), std::move(z));
+  return map_node<fn::broadcast_first, R, type_list<R, R>, G, decltype(z)>(FUSOR_MOVE(g), FUSOR_MOVE(z));
 }
 
 /// The contribution as a value of exactly `node`'s shape. One that can only

@@ -86,7 +86,7 @@ auto sum_parts(P0 p0) {
 }
 template <class P0, class P1, class... P>
 auto sum_parts(P0 p0, P1 p1, P... rest) {
-  return sum_parts(add(std::move(p0), std::move(p1)), std::move(rest)...);
+  return sum_parts(add(FUSOR_MOVE(p0), FUSOR_MOVE(p1)), FUSOR_MOVE(rest)...);
 }
 
 /// Where a cut point's type occurs in the cost (grad/structure.hpp), in
@@ -123,7 +123,7 @@ class walker {
   /// `muted`: the target itself is not the first occurrence of its value
   /// (a cut point's later occurrence): all it collects is closed.
   walker(const W& target, std::vector<std::uint64_t> key, bool muted = false)
-      : target_(target), target_key_(std::move(key)), base_muted_(muted), muted_(muted) {}
+      : target_(target), target_key_(FUSOR_MOVE(key)), base_muted_(muted), muted_(muted) {}
 
   bool found() const noexcept { return found_; }
 
@@ -136,9 +136,9 @@ class walker {
   template <class... P>
   auto sum_paths(P... p) {
     if constexpr ((int(is_part_v<P>) + ... + 0) > 1 && (is_larger_v<P> || ...))
-      return sum_parts(settled(std::move(p))...);
+      return sum_parts(settled(FUSOR_MOVE(p))...);
     else
-      return sum_parts(std::move(p)...);
+      return sum_parts(FUSOR_MOVE(p)...);
   }
 
   /// The target's gradient from node `e`, whose adjoint contribution is `adj`:
@@ -174,9 +174,9 @@ class walker {
     if constexpr (is_larger_v<P>) {
       auto e = settle(p.e);
       if constexpr (may_be_closed<decltype(e)>::value) {
-        return make_part<false, false>(read_at_shape_of<value_type_t<decltype(e)>>(std::move(e), target_));
+        return make_part<false, false>(read_at_shape_of<value_type_t<decltype(e)>>(FUSOR_MOVE(e), target_));
       } else {
-        return make_part<false, false>(std::move(e));
+        return make_part<false, false>(FUSOR_MOVE(e));
       }
     } else {
       return p;
@@ -256,7 +256,7 @@ class walker {
         return rule<F>::template partial<K>(g, ref(e), as_dtype<C>(ref(detail::get<J>(e.args())))...);
       }(std::index_sequence_for<A...>{});
       return back(detail::get<K>(e.args()),
-                  make_part<L || !fills, S && fills>(as_dtype<value_type_t<AK>>(std::move(local))));
+                  make_part<L || !fills, S && fills>(as_dtype<value_type_t<AK>>(FUSOR_MOVE(local))));
     }
   }
 
@@ -271,7 +271,7 @@ class walker {
   /// Reduction Op of `operand` over e's axes, keeping them (length 1).
   template <class Op, class E, class X>
   static auto kept(const E& e, X operand) {
-    return reduce_node<Op, X, X::rank>(std::move(operand), e.axes(), e.axis_count(), true);
+    return reduce_node<Op, X, X::rank>(FUSOR_MOVE(operand), e.axes(), e.axis_count(), true);
   }
   /// A value of reduction e's shape, with the reduced axes put back (length 1):
   /// reshaped like a keepdims sum of e's operand, whose shape alone is read.
@@ -349,8 +349,8 @@ class walker {
       const auto g = conform(adj, e);
       const auto a = as_dtype<V>(ref(e.lhs()));
       const auto b = as_dtype<V>(ref(e.rhs()));
-      auto to_a = [&](auto c) { return make_part<false, false>(as_dtype<value_type_t<A>>(std::move(c))); };
-      auto to_b = [&](auto c) { return make_part<false, false>(as_dtype<value_type_t<B>>(std::move(c))); };
+      auto to_a = [&](auto c) { return make_part<false, false>(as_dtype<value_type_t<A>>(FUSOR_MOVE(c))); };
+      auto to_b = [&](auto c) { return make_part<false, false>(as_dtype<value_type_t<B>>(FUSOR_MOVE(c))); };
       if constexpr (A::rank == 1 && B::rank == 1) {  // a . b
         return sum_paths(back_if(e.lhs(), [&] { return to_a(g * b); }), back_if(e.rhs(), [&] { return to_b(g * a); }));
       } else if constexpr (A::rank == 2 && B::rank == 1) {  // (m, k) . (k,) -> (m,)
@@ -385,7 +385,7 @@ class walker {
     } else {
       auto g = conform(adj, e);
       using G = decltype(g);
-      if (e.reverses()) return back(e.arg(), make_part<false, false>(transpose_node<G>(std::move(g), {}, 0)));
+      if (e.reverses()) return back(e.arg(), make_part<false, false>(transpose_node<G>(FUSOR_MOVE(g), {}, 0)));
       std::array<int, max_rank> inverse{};
       const int r = e.count();
       for (int i = 0; i < r; ++i) {
@@ -394,7 +394,7 @@ class walker {
           throw shape_error("fusor::grad: " + e.str() + ": axis " + std::to_string(e.perm(i)) + " is out of bounds");
         inverse[static_cast<std::size_t>(p)] = i;
       }
-      return back(e.arg(), make_part<false, false>(transpose_node<G>(std::move(g), inverse, r)));
+      return back(e.arg(), make_part<false, false>(transpose_node<G>(FUSOR_MOVE(g), inverse, r)));
     }
   }
 
@@ -424,7 +424,7 @@ class walker {
     } else {
       auto g = conform(adj, e);
       using G = decltype(g);
-      return back(e.arg(), make_part<false, false>(collective_node<G>(std::move(g), e.op().adjoint())));
+      return back(e.arg(), make_part<false, false>(collective_node<G>(FUSOR_MOVE(g), e.op().adjoint())));
     }
   }
   template <class X, class P>
@@ -452,12 +452,12 @@ class walker {
     muted_ = muted_ || !e.on();
     auto r = back(e.arg(), adj);
     muted_ = was;
-    if constexpr (is_part_v<decltype(r)>) return gate_part(std::move(r), e.on());
+    if constexpr (is_part_v<decltype(r)>) return gate_part(FUSOR_MOVE(r), e.on());
     else return r;
   }
   template <class E, bool L, bool S>
   static auto gate_part(part<E, L, S> p, bool on) {
-    return make_part<L, S>(gated(std::move(p.e), on));
+    return make_part<L, S>(gated(FUSOR_MOVE(p.e), on));
   }
 
   // ------------------------------------------------------------ selections: the adjoint put back (expr/place.hpp)
@@ -518,12 +518,12 @@ class walker {
       const auto& f = e.forward();
       using Fw = std::remove_cvref_t<decltype(f)>;
       if constexpr (detail::has<detail::member::spec, Fw>) {
-        return back(e.arg(), make_part<false, false>(view_node<X, G::rank>(std::move(a), f.spec())));
+        return back(e.arg(), make_part<false, false>(view_node<X, G::rank>(FUSOR_MOVE(a), f.spec())));
       } else if constexpr (detail::has<detail::member::axis1, Fw>) {
-        return back(e.arg(), make_part<false, false>(diagonal_node<X>(std::move(a), f.offset(), f.axis1(), f.axis2())));
+        return back(e.arg(), make_part<false, false>(diagonal_node<X>(FUSOR_MOVE(a), f.offset(), f.axis1(), f.axis2())));
       } else if constexpr (detail::has<detail::member::indices, Fw>) {
         return back(e.arg(), make_part<false, false>(take_node<X, std::remove_cvref_t<decltype(f.indices())>, G::rank>(
-                                                         std::move(a), f.indices(), f.axis())));
+                                                         FUSOR_MOVE(a), f.indices(), f.axis())));
       } else {
         // Part K of a join: the join again, with zeros for the other parts
         // (and a zero fill for a constant pad).
@@ -635,7 +635,7 @@ auto cut_adjoint(const Cost& cost, const Sites& sites, const Seed& seed, std::si
   walker<S, true, Cuts> walk(*site.at[j], site.key[j], !site.first[j]);
   auto from_cost = walk.back(cost, seed);
   return [&]<std::size_t... K>(std::index_sequence<K...>) {
-    return walk.sum_paths(std::move(from_cost), walk.below(detail::get<K>(sites), before)...);
+    return walk.sum_paths(FUSOR_MOVE(from_cost), walk.below(detail::get<K>(sites), before)...);
   }(std::index_sequence_for<Before...>{});
 }
 
@@ -648,13 +648,13 @@ template <class Cuts, class Cost, class Sites, class Seed, class... Before>
 auto cut_adjoints(const Cost& cost, const Sites& sites, const Seed& seed, Before... before) {
   constexpr std::size_t I = sizeof...(Before);
   if constexpr (I == Cuts::size) {
-    return detail::operand_tuple<Before...>(std::move(before)...);
+    return detail::operand_tuple<Before...>(FUSOR_MOVE(before)...);
   } else {
     constexpr std::size_t M = std::tuple_element_t<I, Sites>::size;
     auto adj = [&]<std::size_t... J>(std::index_sequence<J...>) {
       return std::array{cut_adjoint<I, Cuts>(cost, sites, seed, J, before...)...};
     }(std::make_index_sequence<M>{});
-    return cut_adjoints<Cuts>(cost, sites, seed, std::move(before)..., std::move(adj));
+    return cut_adjoints<Cuts>(cost, sites, seed, FUSOR_MOVE(before)..., FUSOR_MOVE(adj));
   }
 }
 
@@ -682,7 +682,7 @@ auto target_gradient(const Cost& cost, const Sites& sites, const Seed& seed, con
   walker<W, gated, Cuts> walk(leaf, value_key(leaf));
   auto from_cost = walk.back(cost, seed);
   auto total = [&]<std::size_t... K>(std::index_sequence<K...>) {
-    return walk.sum_paths(std::move(from_cost), walk.below(detail::get<K>(sites), detail::get<K>(adjoints))...);
+    return walk.sum_paths(FUSOR_MOVE(from_cost), walk.below(detail::get<K>(sites), detail::get<K>(adjoints))...);
   }(std::make_index_sequence<Cuts::size>{});
   if (!walk.found())
     throw value_error("fusor::grad: " + leaf.str() + " does not appear in the cost " + cost.str() +

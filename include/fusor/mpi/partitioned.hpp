@@ -241,7 +241,7 @@ class partitioned {
   using element_type = element_type_of<T>;
 
   partitioned(shared<T> local, partition layout, MPI_Comm comm)
-      : local_(std::move(local)),
+      : local_(FUSOR_MOVE(local)),
         layout_(layout),
         halo_(std::make_shared<mpi_detail::halo_op>(comm, layout.axis, layout.ghost)) {}
 
