@@ -176,7 +176,7 @@ void assign_planned(const shared<T>& dest, const Expr& expr, const view_spec* re
 template <class X, class... B>
   requires(expression<as_expression_t<X>>)
 [[nodiscard]] auto eval(X&& x, const B&... bindings) {
-  auto expr = stabilize(as_expression(FUSOR_FORWARD(x)));  // rewrite/stable.hpp
+  auto expr = stabilize(FUSOR_AS_EXPRESSION(x));  // rewrite/stable.hpp
   using Expr = decltype(expr);
   thread_local detail::evaluation ev;
   ev.probe.clear();
@@ -206,7 +206,7 @@ template <class T, class X, class... B>
   requires(tensor_shareable<T> && expression<as_expression_t<X>>)
 void assign(shared<T>& dest, X&& x, const B&... bindings) {
   using E = element_type_of<T>;
-  auto expr = stabilize(as_expression(FUSOR_FORWARD(x)));  // rewrite/stable.hpp
+  auto expr = stabilize(FUSOR_AS_EXPRESSION(x));  // rewrite/stable.hpp
   using Expr = decltype(expr);
   using R = value_type_t<Expr>;
   static_assert(rank_of<T> == dynamic_rank || rank_v<Expr> == dynamic_rank || rank_of<T> == rank_v<Expr>,

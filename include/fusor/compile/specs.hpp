@@ -63,16 +63,16 @@ struct Out {
 
   template <class Y>
     requires(operand<Y> && std::same_as<as_expression_t<Y>, X>)
-  Out(Y&& y) : expression(as_expression(FUSOR_FORWARD(y))) {}  // NOLINT: plain expressions convert
+  Out(Y&& y) : expression(FUSOR_AS_EXPRESSION(y)) {}  // NOLINT: plain expressions convert
   template <class Y>
     requires(operand<Y> && std::same_as<as_expression_t<Y>, X>)
-  Out(Y&& y, borrow_t) : expression(as_expression(FUSOR_FORWARD(y))) {}
+  Out(Y&& y, borrow_t) : expression(FUSOR_AS_EXPRESSION(y)) {}
   template <class Y>
     requires(operand<Y> && std::same_as<as_expression_t<Y>, X>)
-  Out(Y&& y, internal_type_t) : expression(as_expression(FUSOR_FORWARD(y))) {}
+  Out(Y&& y, internal_type_t) : expression(FUSOR_AS_EXPRESSION(y)) {}
   template <class Y>
     requires(operand<Y> && std::same_as<as_expression_t<Y>, X>)
-  Out(Y&& y, borrow_t, internal_type_t) : expression(as_expression(FUSOR_FORWARD(y))) {}
+  Out(Y&& y, borrow_t, internal_type_t) : expression(FUSOR_AS_EXPRESSION(y)) {}
 };
 template <operand Y>
 Out(Y&&) -> Out<as_expression_t<Y>>;
@@ -107,7 +107,7 @@ auto update_expression(Y&& y) {
                   "(it would be truncated); write an integer, or fusor::cast<E>(...) for a conversion");
     return constant<E>(static_cast<E>(y));
   } else {
-    return as_expression(FUSOR_FORWARD(y));
+    return FUSOR_AS_EXPRESSION(y);
   }
 }
 template <class E, class Y>
@@ -266,7 +266,7 @@ template <class Target, class Y>
                 "target's dtype exactly (Theano's rule); convert it with fusor::cast<E>(...)");
   static_assert(info::rank == dynamic_rank || X::rank == dynamic_rank || X::rank == info::rank,
                 "FUSOR_RANK_MISMATCH: a replacement in fusor::given(target, replacement) must have the target's rank");
-  return given_spec<Target, X>{target, as_expression(FUSOR_FORWARD(replacement))};
+  return given_spec<Target, X>{target, FUSOR_AS_EXPRESSION(replacement)};
 }
 
 namespace detail {

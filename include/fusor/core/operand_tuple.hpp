@@ -47,11 +47,11 @@ struct operand_tuple_base<std::index_sequence<I...>, T...> : operand_slot<I, T>.
 template <>
 struct operand_tuple_base<std::index_sequence<>> {};
 
-/// The operands of a node, by value, in order.
+/// The operands of a node, by value, in order. An alias, not a class deriving
+/// from the base: every node's operands would be one class more, named by all
+/// its operands' types, in the debug information.
 template <class... T>
-struct operand_tuple : operand_tuple_base<std::index_sequence_for<T...>, T...> {
-  using operand_tuple_base<std::index_sequence_for<T...>, T...>::operand_tuple_base;
-};
+using operand_tuple = operand_tuple_base<std::index_sequence_for<T...>, T...>;
 
 // Operand K: its type is deduced from the base class, so there is no
 // recursion over the pack, and each instance is named by operand K's type
@@ -72,12 +72,14 @@ FUSOR_INLINE constexpr T&& get(operand_slot<K, T>&& s) noexcept {
 
 }  // namespace fusor::detail
 
-template <class... T>
-struct std::tuple_size<fusor::detail::operand_tuple<T...>> : std::integral_constant<std::size_t, sizeof...(T)> {};
+template <std::size_t... I, class... T>
+struct std::tuple_size<fusor::detail::operand_tuple_base<std::index_sequence<I...>, T...>>
+    : std::integral_constant<std::size_t, sizeof...(T)> {};
 
-template <std::size_t K, class... T>
-struct std::tuple_element<K, fusor::detail::operand_tuple<T...>> {
-  using type = std::remove_cvref_t<decltype(fusor::detail::get<K>(std::declval<const fusor::detail::operand_tuple<T...>&>()))>;
+template <std::size_t K, std::size_t... I, class... T>
+struct std::tuple_element<K, fusor::detail::operand_tuple_base<std::index_sequence<I...>, T...>> {
+  using type = std::remove_cvref_t<decltype(fusor::detail::get<K>(
+      std::declval<const fusor::detail::operand_tuple_base<std::index_sequence<I...>, T...>&>()))>;
 };
 
 namespace fusor::detail {

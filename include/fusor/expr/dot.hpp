@@ -49,7 +49,7 @@ template <class X, class Y>
                     (B::rank == dynamic_rank || B::rank == 1 || B::rank == 2),
                 "FUSOR_DOT_RANK: fusor::dot: operands must be vectors or matrices (rank 1 or 2); multiply by a "
                 "scalar with *, and reshape a higher-rank operand to a matrix first (fusor::reshape)");
-  return dot_node<A, B>(as_expression(FUSOR_FORWARD(x)), as_expression(FUSOR_FORWARD(y)));
+  return dot_node<A, B>(FUSOR_AS_EXPRESSION(x), FUSOR_AS_EXPRESSION(y));
 }
 
 }  // namespace fusor

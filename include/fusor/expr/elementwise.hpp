@@ -154,7 +154,7 @@ using floating_t = std::conditional_t<std::is_floating_point_v<T>, T,
 
 template <class F, class R, class... C, class... X>
 auto make_map_casts(type_list<C...>, X&&... x) {
-  return map_node<F, R, type_list<C...>, as_expression_t<X>...>(as_expression(FUSOR_FORWARD(x))...);
+  return map_node<F, R, type_list<C...>, as_expression_t<X>...>(FUSOR_AS_EXPRESSION(x)...);
 }
 
 /// At least one side is symbolic: 2 * 3 stays C++ arithmetic.
@@ -358,7 +358,7 @@ template <class X, class L, class H>
 template <element T, class A>
   requires(operand<A> && !element<std::remove_cvref_t<A>>)
 [[nodiscard]] auto cast(A&& a) {
-  return cast_node<T, as_expression_t<A>>(as_expression(FUSOR_FORWARD(a)));
+  return cast_node<T, as_expression_t<A>>(FUSOR_AS_EXPRESSION(a));
 }
 
 }  // namespace fusor

@@ -243,7 +243,7 @@ template <element T = double, class L>
   static_assert(std::is_integral_v<value_type_t<E>> && !std::is_same_v<value_type_t<E>, bool>,
                 "fusor::one_hot: the labels must be integers");
   static_assert(E::rank != dynamic_rank, "fusor::one_hot: the labels need a static rank");
-  auto column = detail::with_new_last_axis(as_expression(FUSOR_FORWARD(labels)),
+  auto column = detail::with_new_last_axis(FUSOR_AS_EXPRESSION(labels),
                                            std::make_index_sequence<static_cast<std::size_t>(E::rank)>{});
   return cast<T>(FUSOR_MOVE(column) == arange<std::int64_t>(static_cast<std::int64_t>(n)));
 }
@@ -271,7 +271,7 @@ template <std::size_t N, class X>
   static_assert(E::rank == dynamic_rank || E::rank <= static_cast<int>(N),
                 "fusor::broadcast_to: the operand has more axes than the shape");
   return map_node<fn::broadcast_first, T, type_list<T, std::int64_t>, E, iota_node<static_cast<int>(N)>>(
-      as_expression(FUSOR_FORWARD(x)), iota_node<static_cast<int>(N)>(detail::shape_of_list(shape)));
+      FUSOR_AS_EXPRESSION(x), iota_node<static_cast<int>(N)>(detail::shape_of_list(shape)));
 }
 
 }  // namespace fusor

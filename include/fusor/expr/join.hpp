@@ -148,7 +148,7 @@ auto stacked_part(X&& x, int axis) {
   view_spec spec;
   for (int d = 0; d < axis; ++d) spec.items[static_cast<std::size_t>(spec.count++)] = to_item(all);
   spec.items[static_cast<std::size_t>(spec.count++)] = to_item(newaxis);
-  return view_node<E, E::rank + 1>(as_expression(FUSOR_FORWARD(x)), spec);
+  return view_node<E, E::rank + 1>(FUSOR_AS_EXPRESSION(x), spec);
 }
 }  // namespace detail
 
@@ -209,7 +209,7 @@ template <class X>
   p.kind = join_kind::roll;
   p.axis = axis;
   p.shift = shift;
-  return join_node<E::rank, E>(p, as_expression(FUSOR_FORWARD(x)));
+  return join_node<E::rank, E>(p, FUSOR_AS_EXPRESSION(x));
 }
 
 namespace detail {
@@ -225,7 +225,7 @@ auto padded(X&& x, std::initializer_list<std::array<index_t, 2>> widths, join_pa
     p.after[static_cast<std::size_t>(p.widths)] = w[1];
     ++p.widths;
   }
-  return join_node<E::rank, E>(p, as_expression(FUSOR_FORWARD(x)));
+  return join_node<E::rank, E>(p, FUSOR_AS_EXPRESSION(x));
 }
 }  // namespace detail
 

@@ -298,4 +298,10 @@ concept operand = std::derived_from<std::remove_cvref_t<X>, expression_base> || 
 template <class X>
 using as_expression_t = decltype(as_expression(std::declval<X>()));
 
+/// as_expression(std::forward<X>(x)) for x declared `X&& x`, written as the
+/// conversion it is (a node's copy or move, a leaf's or a constant's
+/// constructor): a call of as_expression is a function instance named by the
+/// operand's whole type, and a debug build spells out each such name.
+#define FUSOR_AS_EXPRESSION(x) ::fusor::as_expression_t<decltype(x)>(FUSOR_FORWARD(x))
+
 }  // namespace fusor

@@ -102,7 +102,7 @@ namespace detail {
 template <std::size_t K = 0, class G, class F>
 [[nodiscard]] auto place(G&& g, const F& forward) {
   using R = decltype(ref(forward));
-  return place_node<as_expression_t<G>, R, K>(as_expression(FUSOR_FORWARD(g)), ref(forward));
+  return place_node<as_expression_t<G>, R, K>(FUSOR_AS_EXPRESSION(g), ref(forward));
 }
 }  // namespace detail
 

@@ -227,7 +227,7 @@ class reduce_node : public expression_base {
     requires(operand<X> && !element<std::remove_cvref_t<X>>)                                                \
   [[nodiscard]] auto NAME(X&& x) {                                                                          \
     using A = as_expression_t<X>;                                                                           \
-    return reduce_node<OP, A, (A::rank == dynamic_rank ? dynamic_rank : 0)>(as_expression(FUSOR_FORWARD(x)), \
+    return reduce_node<OP, A, (A::rank == dynamic_rank ? dynamic_rank : 0)>(FUSOR_AS_EXPRESSION(x), \
                                                                           {}, 0, false);                    \
   }                                                                                                         \
   template <class X>                                                                                        \
@@ -236,7 +236,7 @@ class reduce_node : public expression_base {
     using A = as_expression_t<X>;                                                                           \
     static_assert(A::rank != 0, "fusor::" #NAME ": a rank-0 expression has no axis to reduce");             \
     return reduce_node<OP, A, (A::rank == dynamic_rank ? dynamic_rank : A::rank - 1)>(                      \
-        as_expression(FUSOR_FORWARD(x)), {axis}, 1, false);                                               \
+        FUSOR_AS_EXPRESSION(x), {axis}, 1, false);                                               \
   }                                                                                                         \
   template <int Axis, class X>                                                                              \
     requires(operand<X> && !element<std::remove_cvref_t<X>>)                                                \
@@ -258,13 +258,13 @@ class reduce_node : public expression_base {
     requires(operand<X> && !element<std::remove_cvref_t<X>>)                                                \
   [[nodiscard]] auto NAME(X&& x, keepdims_t) {                                                              \
     using A = as_expression_t<X>;                                                                           \
-    return reduce_node<OP, A, A::rank>(as_expression(FUSOR_FORWARD(x)), {}, 0, true);                     \
+    return reduce_node<OP, A, A::rank>(FUSOR_AS_EXPRESSION(x), {}, 0, true);                     \
   }                                                                                                         \
   template <class X>                                                                                        \
     requires(operand<X> && !element<std::remove_cvref_t<X>>)                                                \
   [[nodiscard]] auto NAME(X&& x, int axis, keepdims_t) {                                                    \
     using A = as_expression_t<X>;                                                                           \
-    return reduce_node<OP, A, A::rank>(as_expression(FUSOR_FORWARD(x)), {axis}, 1, true);                 \
+    return reduce_node<OP, A, A::rank>(FUSOR_AS_EXPRESSION(x), {axis}, 1, true);                 \
   }                                                                                                         \
   template <class X, std::size_t K>                                                                         \
     requires(operand<X> && !element<std::remove_cvref_t<X>>)                                                \
@@ -275,7 +275,7 @@ class reduce_node : public expression_base {
     std::array<int, max_rank> a{};                                                                          \
     for (std::size_t i = 0; i < K; ++i) a[i] = axes[i];                                                     \
     return reduce_node<OP, A, (A::rank == dynamic_rank ? dynamic_rank : A::rank - static_cast<int>(K))>(   \
-        as_expression(FUSOR_FORWARD(x)), a, static_cast<int>(K), false);                                  \
+        FUSOR_AS_EXPRESSION(x), a, static_cast<int>(K), false);                                  \
   }
 
 FUSOR_REDUCTION(sum, red::sum)

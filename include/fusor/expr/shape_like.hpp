@@ -172,29 +172,29 @@ namespace detail {
 template <class G, class L>
   requires(operand<G> && operand<L>)
 [[nodiscard]] auto sum_to(G&& g, L&& like) {
-  return sum_to_node<as_expression_t<G>, as_expression_t<L>>(as_expression(FUSOR_FORWARD(g)),
-                                                             as_expression(FUSOR_FORWARD(like)));
+  return sum_to_node<as_expression_t<G>, as_expression_t<L>>(FUSOR_AS_EXPRESSION(g),
+                                                             FUSOR_AS_EXPRESSION(like));
 }
 template <class G, class L>
   requires(operand<G> && operand<L>)
 [[nodiscard]] auto reshape_like(G&& g, L&& like) {
-  return reshape_like_node<as_expression_t<G>, as_expression_t<L>>(as_expression(FUSOR_FORWARD(g)),
-                                                                   as_expression(FUSOR_FORWARD(like)));
+  return reshape_like_node<as_expression_t<G>, as_expression_t<L>>(FUSOR_AS_EXPRESSION(g),
+                                                                   FUSOR_AS_EXPRESSION(like));
 }
 template <element T, class N, class D>
   requires(operand<N> && operand<D>)
 [[nodiscard]] auto size_ratio(N&& num, D&& den) {
-  return size_ratio_node<T, as_expression_t<N>, as_expression_t<D>>(as_expression(FUSOR_FORWARD(num)),
-                                                                    as_expression(FUSOR_FORWARD(den)));
+  return size_ratio_node<T, as_expression_t<N>, as_expression_t<D>>(FUSOR_AS_EXPRESSION(num),
+                                                                    FUSOR_AS_EXPRESSION(den));
 }
 template <element T, class L>
   requires(operand<L>)
 [[nodiscard]] auto zeros_of(L&& like) {
-  return zeros_of_node<T, as_expression_t<L>>(as_expression(FUSOR_FORWARD(like)));
+  return zeros_of_node<T, as_expression_t<L>>(FUSOR_AS_EXPRESSION(like));
 }
 template <class C>
 [[nodiscard]] auto gated(C&& c, bool on) {
-  return gate_node<as_expression_t<C>>(as_expression(FUSOR_FORWARD(c)), on);
+  return gate_node<as_expression_t<C>>(FUSOR_AS_EXPRESSION(c), on);
 }
 
 }  // namespace detail

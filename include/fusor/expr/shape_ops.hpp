@@ -89,7 +89,7 @@ class reshape_node : public expression_base {
 template <class X>
   requires(operand<X> && !element<std::remove_cvref_t<X>>)
 [[nodiscard]] auto transpose(X&& x) {
-  return transpose_node<as_expression_t<X>>(as_expression(FUSOR_FORWARD(x)), {}, 0);
+  return transpose_node<as_expression_t<X>>(FUSOR_AS_EXPRESSION(x), {}, 0);
 }
 
 /// Permutes the axes: transpose(x, {1, 0, 2}).
@@ -101,7 +101,7 @@ template <class X, std::size_t K>
                 "fusor::transpose: the permutation must list every axis of the expression exactly once");
   std::array<int, max_rank> p{};
   for (std::size_t i = 0; i < K; ++i) p[i] = perm[i];
-  return transpose_node<A>(as_expression(FUSOR_FORWARD(x)), p, static_cast<int>(K));
+  return transpose_node<A>(FUSOR_AS_EXPRESSION(x), p, static_cast<int>(K));
 }
 
 /// Reshapes: reshape(x, {2, -1}). The element count must not change.
@@ -111,7 +111,7 @@ template <class X, std::size_t N>
   static_assert(N <= max_rank, "fusor::reshape: rank exceeds FUSOR_MAX_RANK");
   std::array<index_t, max_rank> s{};
   for (std::size_t i = 0; i < N; ++i) s[i] = shape[i];
-  return reshape_node<as_expression_t<X>, static_cast<int>(N)>(as_expression(FUSOR_FORWARD(x)), s);
+  return reshape_node<as_expression_t<X>, static_cast<int>(N)>(FUSOR_AS_EXPRESSION(x), s);
 }
 
 /// np.diagonal(e, offset, axis1, axis2): the diagonal of the (axis1, axis2)
@@ -157,7 +157,7 @@ template <class X>
 [[nodiscard]] auto diagonal(X&& x, index_t offset = 0, int axis1 = 0, int axis2 = 1) {
   using A = as_expression_t<X>;
   static_assert(A::rank == dynamic_rank || A::rank >= 2, "fusor::diagonal: the operand needs at least two axes");
-  return diagonal_node<A>(as_expression(FUSOR_FORWARD(x)), offset, axis1, axis2);
+  return diagonal_node<A>(FUSOR_AS_EXPRESSION(x), offset, axis1, axis2);
 }
 
 /// Theano's specify_shape: e, whose shape is checked against `shape` when the
@@ -205,7 +205,7 @@ template <class X, std::size_t N>
                 "fusor::specify_shape: the shape must have the expression's rank");
   std::array<index_t, max_rank> s{};
   for (std::size_t i = 0; i < N; ++i) s[i] = shape[i];
-  return specify_node<A>(as_expression(FUSOR_FORWARD(x)), s, static_cast<int>(N));
+  return specify_node<A>(FUSOR_AS_EXPRESSION(x), s, static_cast<int>(N));
 }
 
 }  // namespace fusor

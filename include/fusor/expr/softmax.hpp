@@ -67,7 +67,7 @@ template <class X>
   requires(operand<X> && !element<std::remove_cvref_t<X>>)
 [[nodiscard]] auto logsumexp(X&& x) {
   using A = as_expression_t<X>;
-  return detail::stable_logsumexp<A::rank == dynamic_rank ? dynamic_rank : 0>(as_expression(FUSOR_FORWARD(x)), {}, 0,
+  return detail::stable_logsumexp<A::rank == dynamic_rank ? dynamic_rank : 0>(FUSOR_AS_EXPRESSION(x), {}, 0,
                                                                               false);
 }
 /// log(sum(exp(x), axis)), stably.
@@ -77,21 +77,21 @@ template <class X>
   using A = as_expression_t<X>;
   static_assert(A::rank != 0, "fusor::logsumexp: a rank-0 operand has no axis");
   return detail::stable_logsumexp<A::rank == dynamic_rank ? dynamic_rank : A::rank - 1>(
-      as_expression(FUSOR_FORWARD(x)), {axis}, 1, false);
+      FUSOR_AS_EXPRESSION(x), {axis}, 1, false);
 }
 /// log(sum(exp(x), axis, keepdims)), stably.
 template <class X>
   requires(operand<X> && !element<std::remove_cvref_t<X>>)
 [[nodiscard]] auto logsumexp(X&& x, int axis, keepdims_t) {
   using A = as_expression_t<X>;
-  return detail::stable_logsumexp<A::rank>(as_expression(FUSOR_FORWARD(x)), {axis}, 1, true);
+  return detail::stable_logsumexp<A::rank>(FUSOR_AS_EXPRESSION(x), {axis}, 1, true);
 }
 
 /// log(softmax(x, axis)) = x - logsumexp(x, axis, keepdims), stably.
 template <class X>
   requires(operand<X> && !element<std::remove_cvref_t<X>>)
 [[nodiscard]] auto log_softmax(X&& x, int axis = -1) {
-  const auto e = as_expression(FUSOR_FORWARD(x));
+  const auto e = FUSOR_AS_EXPRESSION(x);
   static_assert(std::is_floating_point_v<value_type_t<decltype(e)>>,
                 "fusor::log_softmax: the operand must be float or double (use fusor::cast)");
   const auto shifted = e - detail::shift_along(e, axis);
@@ -104,7 +104,7 @@ template <class X>
 template <class X>
   requires(operand<X> && !element<std::remove_cvref_t<X>>)
 [[nodiscard]] auto softmax(X&& x, int axis = -1) {
-  const auto e = as_expression(FUSOR_FORWARD(x));
+  const auto e = FUSOR_AS_EXPRESSION(x);
   static_assert(std::is_floating_point_v<value_type_t<decltype(e)>>,
                 "fusor::softmax: the operand must be float or double (use fusor::cast)");
   // SciPy's softmax shifts by the maximum as it is (no finite guard)

@@ -65,7 +65,7 @@ template <class X, class Y>
   static_assert(A::rank == dynamic_rank || A::rank >= 1, "fusor::take: a rank-0 operand has no axis to index");
   constexpr int N = A::rank == dynamic_rank || I::rank == dynamic_rank ? dynamic_rank : A::rank - 1 + I::rank;
   static_assert(N == dynamic_rank || N <= max_rank, "fusor::take: the result's rank exceeds FUSOR_MAX_RANK");
-  return take_node<A, I, N>(as_expression(FUSOR_FORWARD(x)), as_expression(FUSOR_FORWARD(indices)), axis);
+  return take_node<A, I, N>(FUSOR_AS_EXPRESSION(x), FUSOR_AS_EXPRESSION(indices), axis);
 }
 
 }  // namespace fusor

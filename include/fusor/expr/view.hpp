@@ -206,7 +206,7 @@ template <class X, class... S>
                 "FUSOR_TOO_MANY_INDICES: fusor::view: more index items than the expression has axes");
   view_spec spec;
   ((spec.items[static_cast<std::size_t>(spec.count++)] = detail::to_item(items)), ...);
-  return view_node<A, detail::view_rank<A::rank, S...>()>(as_expression(FUSOR_FORWARD(x)), spec);
+  return view_node<A, detail::view_rank<A::rank, S...>()>(FUSOR_AS_EXPRESSION(x), spec);
 }
 
 /// np.flip(e, axis): e reversed along `axis` (negative counts from the end),
@@ -224,7 +224,7 @@ template <class X>
   view_spec spec;
   for (int d = 0; d < a; ++d) spec.items[static_cast<std::size_t>(spec.count++)] = detail::to_item(all);
   spec.items[static_cast<std::size_t>(spec.count++)] = range(_, _, -1);
-  return view_node<A, A::rank>(as_expression(FUSOR_FORWARD(x)), spec);
+  return view_node<A, A::rank>(FUSOR_AS_EXPRESSION(x), spec);
 }
 /// np.flip(e): e reversed along every axis.
 template <class X>
@@ -234,7 +234,7 @@ template <class X>
   static_assert(A::rank != dynamic_rank, "fusor::flip: the operand needs a static rank");
   view_spec spec;
   for (int d = 0; d < A::rank; ++d) spec.items[static_cast<std::size_t>(spec.count++)] = range(_, _, -1);
-  return view_node<A, A::rank>(as_expression(FUSOR_FORWARD(x)), spec);
+  return view_node<A, A::rank>(FUSOR_AS_EXPRESSION(x), spec);
 }
 
 }  // namespace fusor

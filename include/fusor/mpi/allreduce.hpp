@@ -105,7 +105,7 @@ template <class X>
   using A = as_expression_t<X>;
   auto o = std::make_shared<mpi_detail::allreduce_op>(comm, op);
   o->check_dtype(dtype_of<value_type_t<A>>);
-  return collective_node<A>(as_expression(FUSOR_FORWARD(x)), FUSOR_MOVE(o));
+  return collective_node<A>(FUSOR_AS_EXPRESSION(x), FUSOR_MOVE(o));
 }
 
 }  // namespace fusor

@@ -180,8 +180,10 @@ __global__ void __launch_bounds__(block_threads)
 /// one value per output into a zip of the destinations.
 template <class Evs, class Outs, class... T>
 struct multi_value_functor;
-template <class... Ev, class... E, class... T>
-struct multi_value_functor<tuple<Ev...>, leaf_types<E...>, T...> {
+// (The patterns below spell the tuple's class, not its alias `tuple<Ev...>`:
+// an alias over index_sequence_for<Ev...> cannot be deduced from.)
+template <std::size_t... I, class... Ev, class... E, class... T>
+struct multi_value_functor<::fusor::detail::operand_tuple_base<std::index_sequence<I...>, Ev...>, leaf_types<E...>, T...> {
   tuple<Ev...> evs;
   template <std::size_t K>
   static constexpr std::size_t offset() {
@@ -203,8 +205,9 @@ struct multi_value_functor<tuple<Ev...>, leaf_types<E...>, T...> {
 
 template <class Evs, class Outs, class Leaves>
 struct multi_transform_call;
-template <class... Ev, class... E, class... T>
-struct multi_transform_call<tuple<Ev...>, leaf_types<E...>, leaf_types<T...>> {
+template <std::size_t... I, class... Ev, class... E, class... T>
+struct multi_transform_call<::fusor::detail::operand_tuple_base<std::index_sequence<I...>, Ev...>, leaf_types<E...>,
+                            leaf_types<T...>> {
   static cudaError_t run(const tuple<Ev...>& evs, void* const* dests, index_t n, cudaStream_t stream) {
     const void* data[sizeof...(T) + 1] = {};
     std::size_t k = 0;
@@ -238,8 +241,8 @@ struct concat_all<A, Rest...> {
 
 template <class Evs>
 struct all_leaf_types;
-template <class... Ev>
-struct all_leaf_types<tuple<Ev...>> {
+template <std::size_t... I, class... Ev>
+struct all_leaf_types<::fusor::detail::operand_tuple_base<std::index_sequence<I...>, Ev...>> {
   using type = typename concat_all<typename leaf_types_of<Ev>::type...>::type;
 };
 
