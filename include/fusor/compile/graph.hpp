@@ -596,17 +596,19 @@ class graph_builder {
     static_assert(operands <= max_arity, "fusor: a node has more operands than max_arity");
     n.arity = static_cast<int>(operands);
     const auto& held = e.held();
+    // One lambda per sub-expression, not a member template: a lambda's name is
+    // short, a member template's instance is named by the sub-expression's type.
     [&]<std::size_t... K>(std::index_sequence<K...>) {
-      (held_into<K, operands, ((X::from_memory >> K) & 1u) != 0>(n, detail::get<K>(held)), ...);
+      (
+          [&] {
+            int id;
+            if constexpr (((X::from_memory >> K) & 1u) != 0) id = operand_in_memory(detail::get<K>(held));
+            else id = add(detail::get<K>(held));
+            if constexpr (K < operands) n.child[K] = id;
+            else n.shape_of[K - operands] = id;
+          }(),
+          ...);
     }(detail::indices_of<decltype(held)>);
-  }
-  template <std::size_t K, std::size_t Operands, bool FromMemory, class H>
-  void held_into(graph_node& n, const H& h) {
-    int id;
-    if constexpr (FromMemory) id = operand_in_memory(h);
-    else id = add(h);
-    if constexpr (K < Operands) n.child[K] = id;
-    else n.shape_of[K - Operands] = id;
   }
 
   /// A read of a replaced leaf becomes a `given` node over the replacement

@@ -152,10 +152,12 @@ template <element T>
 using floating_t = std::conditional_t<std::is_floating_point_v<T>, T,
                                       std::conditional_t<(sizeof(T) <= 2), float, double>>;
 
-template <class F, class R, class... C, class... X>
-auto make_map_casts(type_list<C...>, X&&... x) {
-  return map_node<F, R, type_list<C...>, as_expression_t<X>...>(FUSOR_AS_EXPRESSION(x)...);
-}
+/// The map node of F over operands of types X... (as passed: a node, a shared
+/// variable, a number), computed in the dtypes Casts, of dtype R. Built where
+/// it is returned, from FUSOR_AS_EXPRESSION of each operand: a helper function
+/// would be one more instance named by every operand type.
+template <class F, class R, class Casts, class... X>
+using map_of = map_node<F, R, Casts, as_expression_t<X>...>;
 
 /// At least one side is symbolic: 2 * 3 stays C++ arithmetic.
 template <class A, class B>
@@ -175,7 +177,8 @@ concept symbolic_pair = operand<A> && operand<B> && (!element<std::remove_cvref_
     static_assert(!std::is_same_v<C, bool> || !std::is_same_v<fn::FUNCTOR, fn::minus>,                \
                   "fusor: '-' on two bool operands is not defined (NumPy refuses it too); use "        \
                   "fusor::logical_xor-style comparisons (a != b) instead");                           \
-    return detail::make_map_casts<fn::FUNCTOR, C>(type_list<C, C>{}, FUSOR_FORWARD(a), FUSOR_FORWARD(b)); \
+    return detail::map_of<fn::FUNCTOR, C, type_list<C, C>, A, B>(                                      \
+        FUSOR_AS_EXPRESSION(a), FUSOR_AS_EXPRESSION(b));                                               \
   }
 
 FUSOR_ARITHMETIC_OPERATOR(+, plus)
@@ -188,7 +191,7 @@ template <class A, class B>
   requires detail::symbolic_pair<A, B>
 [[nodiscard]] auto operator/(A&& a, B&& b) {
   using C = detail::floating_t<detail::promoted_t<as_expression_t<A>, as_expression_t<B>>>;
-  return detail::make_map_casts<fn::divides, C>(type_list<C, C>{}, FUSOR_FORWARD(a), FUSOR_FORWARD(b));
+  return detail::map_of<fn::divides, C, type_list<C, C>, A, B>(FUSOR_AS_EXPRESSION(a), FUSOR_AS_EXPRESSION(b));
 }
 
 /// NumPy's `%` on integers (floor modulo).
@@ -199,7 +202,7 @@ template <class A, class B>
   static_assert(std::is_integral_v<C> && !std::is_same_v<C, bool>,
                 "fusor: '%' is defined for integer operands only; for floats use fusor::fmod-style arithmetic "
                 "(x - y * floor(x / y))");
-  return detail::make_map_casts<fn::modulus, C>(type_list<C, C>{}, FUSOR_FORWARD(a), FUSOR_FORWARD(b));
+  return detail::map_of<fn::modulus, C, type_list<C, C>, A, B>(FUSOR_AS_EXPRESSION(a), FUSOR_AS_EXPRESSION(b));
 }
 
 #define FUSOR_COMPARISON(OP, FUNCTOR)                                                                  \
@@ -207,7 +210,8 @@ template <class A, class B>
     requires detail::symbolic_pair<A, B>                                                               \
   [[nodiscard]] auto operator OP(A&& a, B&& b) {                                                       \
     using C = detail::promoted_t<as_expression_t<A>, as_expression_t<B>>;                              \
-    return detail::make_map_casts<fn::FUNCTOR, bool>(type_list<C, C>{}, FUSOR_FORWARD(a), FUSOR_FORWARD(b)); \
+    return detail::map_of<fn::FUNCTOR, bool, type_list<C, C>, A, B>(                                   \
+        FUSOR_AS_EXPRESSION(a), FUSOR_AS_EXPRESSION(b));                                               \
   }
 
 FUSOR_COMPARISON(==, equal)
@@ -221,14 +225,14 @@ FUSOR_COMPARISON(>=, greater_equal)
 template <class A, class B>
   requires detail::symbolic_pair<A, B>
 [[nodiscard]] auto logical_and(A&& a, B&& b) {
-  return detail::make_map_casts<fn::logical_and, bool>(type_list<bool, bool>{}, FUSOR_FORWARD(a),
-                                                        FUSOR_FORWARD(b));
+  return detail::map_of<fn::logical_and, bool, type_list<bool, bool>, A, B>(
+      FUSOR_AS_EXPRESSION(a), FUSOR_AS_EXPRESSION(b));
 }
 template <class A, class B>
   requires detail::symbolic_pair<A, B>
 [[nodiscard]] auto logical_or(A&& a, B&& b) {
-  return detail::make_map_casts<fn::logical_or, bool>(type_list<bool, bool>{}, FUSOR_FORWARD(a),
-                                                       FUSOR_FORWARD(b));
+  return detail::map_of<fn::logical_or, bool, type_list<bool, bool>, A, B>(
+      FUSOR_AS_EXPRESSION(a), FUSOR_AS_EXPRESSION(b));
 }
 template <class A, class B>
   requires detail::symbolic_pair<A, B>
@@ -246,7 +250,8 @@ template <class A, class B>
     requires detail::symbolic_pair<A, B>                                                               \
   [[nodiscard]] auto NAME(A&& a, B&& b) {                                                              \
     using C = detail::promoted_t<as_expression_t<A>, as_expression_t<B>>;                              \
-    return detail::make_map_casts<fn::FUNCTOR, C>(type_list<C, C>{}, FUSOR_FORWARD(a), FUSOR_FORWARD(b)); \
+    return detail::map_of<fn::FUNCTOR, C, type_list<C, C>, A, B>(                                      \
+        FUSOR_AS_EXPRESSION(a), FUSOR_AS_EXPRESSION(b));                                               \
   }
 
 FUSOR_PROMOTING_FUNCTION(maximum, maximum)
@@ -263,12 +268,12 @@ template <class A>
 [[nodiscard]] auto operator-(A&& a) {
   using T = value_type_t<as_expression_t<A>>;
   static_assert(!std::is_same_v<T, bool>, "fusor: unary '-' on a bool expression is not defined; use !x");
-  return detail::make_map_casts<fn::negate, T>(type_list<T>{}, FUSOR_FORWARD(a));
+  return detail::map_of<fn::negate, T, type_list<T>, A>(FUSOR_AS_EXPRESSION(a));
 }
 template <class A>
   requires(operand<A> && !element<std::remove_cvref_t<A>>)
 [[nodiscard]] auto logical_not(A&& a) {
-  return detail::make_map_casts<fn::logical_not, bool>(type_list<bool>{}, FUSOR_FORWARD(a));
+  return detail::map_of<fn::logical_not, bool, type_list<bool>, A>(FUSOR_AS_EXPRESSION(a));
 }
 template <class A>
   requires(operand<A> && !element<std::remove_cvref_t<A>>)
@@ -279,7 +284,7 @@ template <class A>
   requires(operand<A> && !element<std::remove_cvref_t<A>>)
 [[nodiscard]] auto abs(A&& a) {
   using T = value_type_t<as_expression_t<A>>;
-  return detail::make_map_casts<fn::absolute, T>(type_list<T>{}, FUSOR_FORWARD(a));
+  return detail::map_of<fn::absolute, T, type_list<T>, A>(FUSOR_AS_EXPRESSION(a));
 }
 
 #define FUSOR_FLOAT_FUNCTION(NAME, FUNCTOR)                                                            \
@@ -287,7 +292,7 @@ template <class A>
     requires(operand<A> && !element<std::remove_cvref_t<A>>)                                           \
   [[nodiscard]] auto NAME(A&& a) {                                                                     \
     using T = detail::floating_t<value_type_t<as_expression_t<A>>>;                                    \
-    return detail::make_map_casts<fn::FUNCTOR, T>(type_list<T>{}, FUSOR_FORWARD(a));                 \
+    return detail::map_of<fn::FUNCTOR, T, type_list<T>, A>(FUSOR_AS_EXPRESSION(a));                    \
   }
 
 FUSOR_FLOAT_FUNCTION(sqrt, sqrt_op)
@@ -319,7 +324,7 @@ template <class A>
   requires(operand<A> && !element<std::remove_cvref_t<A>>)
 [[nodiscard]] auto stop_gradient(A&& a) {
   using T = value_type_t<as_expression_t<A>>;
-  return detail::make_map_casts<fn::stop_gradient, T>(type_list<T>{}, FUSOR_FORWARD(a));
+  return detail::map_of<fn::stop_gradient, T, type_list<T>, A>(FUSOR_AS_EXPRESSION(a));
 }
 
 // ------------------------------------------------------------------ ternary
@@ -329,8 +334,8 @@ template <class Cond, class A, class B>
   requires(operand<Cond> && operand<A> && operand<B>)
 [[nodiscard]] auto where(Cond&& c, A&& a, B&& b) {
   using C = detail::promoted_t<as_expression_t<A>, as_expression_t<B>>;
-  return detail::make_map_casts<fn::where, C>(type_list<bool, C, C>{}, FUSOR_FORWARD(c), FUSOR_FORWARD(a),
-                                               FUSOR_FORWARD(b));
+  return detail::map_of<fn::where, C, type_list<bool, C, C>, Cond, A, B>(
+      FUSOR_AS_EXPRESSION(c), FUSOR_AS_EXPRESSION(a), FUSOR_AS_EXPRESSION(b));
 }
 
 /// clip(x, lo, hi) = minimum(maximum(x, lo), hi).
@@ -350,8 +355,8 @@ template <class X, class L, class H>
                       : !detail::is_weak_v<HE> && !strong ? promote_weak(h, dtype_of<C>)
                                                           : promote(dtype_of<C>, h);
   using R = element_of_t<r>;
-  return detail::make_map_casts<fn::clip, R>(type_list<R, R, R>{}, FUSOR_FORWARD(x), FUSOR_FORWARD(lo),
-                                              FUSOR_FORWARD(hi));
+  return detail::map_of<fn::clip, R, type_list<R, R, R>, X, L, H>(
+      FUSOR_AS_EXPRESSION(x), FUSOR_AS_EXPRESSION(lo), FUSOR_AS_EXPRESSION(hi));
 }
 
 /// Converts to T as numpy's astype does (integers wrap, floats truncate).

@@ -161,7 +161,8 @@ template <class X, element V>
   requires(operand<X> && !element<std::remove_cvref_t<X>>)
 [[nodiscard]] auto full_like(X&& x, V value) {
   using T = value_type_t<as_expression_t<X>>;
-  return detail::make_map_casts<fn::fill_like, T>(type_list<T, T>{}, FUSOR_FORWARD(x), constant<T>(static_cast<T>(value)));
+  return detail::map_of<fn::fill_like, T, type_list<T, T>, X, constant<T>>(
+      FUSOR_AS_EXPRESSION(x), constant<T>(static_cast<T>(value)));
 }
 template <class X>
   requires(operand<X> && !element<std::remove_cvref_t<X>>)
