@@ -164,7 +164,7 @@ template <class... X>
   p.axis = axis;
   return fusor::detail::apply(
       [&](auto&&... x) {
-        return join_node<detail::join_rank<X...>(), as_expression_t<X>...>(p, as_expression(FUSOR_MOVE(x))...);
+        return join_node<detail::join_rank<X...>(), as_expression_t<X>...>(p, FUSOR_AS_EXPRESSION(x)...);
       },
       FUSOR_MOVE(parts));
 }

@@ -256,7 +256,7 @@ class partitioned {
   /// an expression (a communication step in the plan).
   [[nodiscard]] auto halo() const {
     using A = as_expression_t<const shared<T>&>;
-    return collective_node<A>(as_expression(local_), halo_);
+    return collective_node<A>(A(local_), halo_);
   }
 
   /// The whole array on process `root` (the cells each process owns, from

@@ -183,7 +183,8 @@ struct multi_value_functor;
 // (The patterns below spell the tuple's class, not its alias `tuple<Ev...>`:
 // an alias over index_sequence_for<Ev...> cannot be deduced from.)
 template <std::size_t... I, class... Ev, class... E, class... T>
-struct multi_value_functor<::fusor::detail::operand_tuple_base<std::index_sequence<I...>, Ev...>, leaf_types<E...>, T...> {
+struct multi_value_functor<::fusor::detail::operand_tuple_base<std::index_sequence<I...>, Ev...>, leaf_types<E...>,
+                           T...> {
   tuple<Ev...> evs;
   template <std::size_t K>
   static constexpr std::size_t offset() {
