@@ -570,6 +570,36 @@ TEST_CASE("a sum or mean of an expression materialised already reads the tempora
   CHECK(contains(f.plan(), "= sum(t"));
 }
 
+TEST_CASE("a gradient's sum_to on the host: no step where the shapes agree, a sum of a temporary where they do not") {
+  fusor::matrix<double> x{"x"};
+  const mat xv{{0.5, -1, 0.25}, {2, 0.25, -0.5}};
+  SUBCASE("w of x's shape: the adjoint is the gradient, computed once into a temporary") {
+    const mat wv{{0.1, 0.2, 0.3}, {-0.1, 0.4, 0.2}};
+    auto w = fusor::shared(wv, "w");
+    auto f = fusor::function(fusor::inputs(x), fusor::outputs(fusor::grad(fusor::sum(fusor::exp(x * w)), w)));
+    const mat g = f(xv);
+    CHECK(xt::allclose(g, xt::exp(xv * wv) * xv, 1e-14, 1e-14));
+    const auto& p = f.last_plan();
+    CHECK(count_kind(p, fusor::step_kind::reduce) == 0);
+    CHECK(count_kind(p, fusor::step_kind::materialize) == 1);
+  }
+  SUBCASE("w of one row, broadcast along x's rows: its gradient sums the adjoint's rows, from a temporary") {
+    const mat wv{{0.1, 0.2, 0.3}};
+    auto w = fusor::shared(wv, "w");
+    auto f = fusor::function(fusor::inputs(x), fusor::outputs(fusor::grad(fusor::sum(fusor::exp(x * w)), w)));
+    const mat g = f(xv);
+    const mat each = xt::exp(xv * wv) * xv;
+    CHECK(xt::allclose(g, mat{{each(0, 0) + each(1, 0), each(0, 1) + each(1, 1), each(0, 2) + each(1, 2)}}, 1e-14, 1e-14));
+    const auto& p = f.last_plan();
+    REQUIRE(count_kind(p, fusor::step_kind::reduce) == 1);
+    REQUIRE(count_kind(p, fusor::step_kind::materialize) == 1);
+    const auto& sum = p.steps[static_cast<std::size_t>(first_of(p, fusor::step_kind::reduce))];
+    CHECK(sum.source >= 0);
+    CHECK(sum.reads == std::vector<int>{p.steps[static_cast<std::size_t>(first_of(p, fusor::step_kind::materialize))].dest});
+    CHECK(first_of(p, fusor::step_kind::materialize) < first_of(p, fusor::step_kind::reduce));
+  }
+}
+
 // ---------------------------------------------------------------- pictures: the plan as a graph, the profile as a trace
 // (The plan_pictures test runs the cases named "pictures: ..." with
 // FUSOR_TEST_PICTURES naming a folder, then renders the plan there with

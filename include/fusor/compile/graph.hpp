@@ -316,6 +316,22 @@ inline constexpr bool reads_materialised_v =
     (std::is_same_v<typename P::value_type, float> || std::is_same_v<typename P::value_type, double>) &&
     std::is_same_v<typename P::value_type, value_type_t<typename P::operand>>;
 
+/// Whether the host sums reduction X from its operand's value in memory, with
+/// the one reduce_read kernel of its dtype, instead of fused with it: a
+/// gradient's sum_to. Its shapes are known only when the plan is built, and
+/// most often it sums nothing (the adjoint of an elementwise operand that was
+/// not broadcast): the planner then makes its value the operand's own,
+/// computed by the operand's group kernel, and no step sums anything. A fused
+/// sum_to kernel was a whole reduction loop over the operand's tree, compiled
+/// in every unit for a step that at run time only copies. Where it does sum
+/// (a bias's gradient), its operand is most often in memory already (the
+/// adjoint a dot reads). A device plan reduces the fused operand (its
+/// backends compile no reduce_read).
+template <class X>
+inline constexpr bool host_sums_from_memory_v = false;
+template <class G, class L>
+inline constexpr bool host_sums_from_memory_v<sum_to_node<G, L>> = reads_materialised_v<sum_to_node<G, L>>;
+
 /// The exponent of an integer pow node (its second operand): what its check reduces.
 template <class X>
 struct pow_exponent;
@@ -551,6 +567,9 @@ class graph_builder {
       if constexpr (detail::has<detail::member::operation, X>) {
         mark<kernel_role::reduce, X>(id);
         if constexpr (reads_materialised_v<X>) mark<kernel_role::reduce_read, X>(id);
+        // The host materialises the operand of what it sums from memory.
+        if constexpr (host_sums_from_memory_v<X>)
+          mark<kernel_role::group, typename reduction_parts<X>::operand, backend_id::host>(g_[id].child[0]);
       }
       if constexpr (is_dot_v<X>) mark<kernel_role::dot, X>(id);
       if constexpr (is_checked_pow_v<X>) mark<kernel_role::check, X>(id);
@@ -571,13 +590,22 @@ class graph_builder {
   }
 
  private:
-  template <kernel_role Role, class X>
+  /// Whether backend b is one of `Only`, or `Only` names none.
+  template <backend_id... Only>
+  static constexpr bool named_in(backend_id b) {
+    return sizeof...(Only) == 0 || ((b == Only) || ...);
+  }
+  /// Gives `node` each backend's kernel of node type X for role Role (only
+  /// the backends named in `Only`, when some are: the others need none).
+  template <kernel_role Role, class X, backend_id... Only>
   void mark(int node) {
     auto& kernels = g_.nodes[static_cast<std::size_t>(node)].kernels;
     (
         [&] {
-          auto& slot = kernels[static_cast<std::size_t>(Backends::id)][static_cast<std::size_t>(Role)];
-          if (!slot) slot = Backends::template kernel<Role, X>();
+          if constexpr (named_in<Only...>(Backends::id)) {
+            auto& slot = kernels[static_cast<std::size_t>(Backends::id)][static_cast<std::size_t>(Role)];
+            if (!slot) slot = Backends::template kernel<Role, X>();
+          }
         }(),
         ...);
   }

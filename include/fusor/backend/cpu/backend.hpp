@@ -20,6 +20,7 @@ struct backend {
   template <kernel_role R, class X>
   static const void* kernel() {
     if constexpr (R == kernel_role::group) return &group_kernel_of<X>::entry;
+    else if constexpr (R == kernel_role::reduce && host_sums_from_memory_v<X>) return nullptr;  // reduce_read does
     else if constexpr (R == kernel_role::reduce) return &reduce_kernel_of<X>::entry;
     else if constexpr (R == kernel_role::reduce_read) return &materialised_reduce_kernel_of<X>::entry;
     else if constexpr (R == kernel_role::dot) return &dot_kernel<value_type_t<X>>::entry;

@@ -131,13 +131,26 @@ FUSOR_RUNTIME std::vector<std::string> step_texts(const plan& p, const graph& g,
   // What each temporary holds when a step reads it: the expression of the
   // last step before it that wrote it (an in-place step changes it).
   std::vector<const std::string*> held(p.slots.size(), nullptr);
+  // A sum that sums nothing has its operand's copy for its value (compile/
+  // impl/planner.ipp, make_values): a reader of the copy may name either.
+  std::vector<std::vector<const std::string*>> sums_of_nothing(p.slots.size());
+  for (int q = 0; q < g.size(); ++q) {
+    const graph_node& n = g[q];
+    if (n.kind != node_kind::reduce || static_cast<std::size_t>(q) >= p.values.size()) continue;
+    const int slot = p.values[static_cast<std::size_t>(q)].slot;
+    if (slot >= 0 && slot == p.values[static_cast<std::size_t>(n.child[0])].slot)
+      sums_of_nothing[static_cast<std::size_t>(slot)].push_back(&n.text);
+  }
   std::vector<std::string> texts;
   texts.reserve(p.steps.size());
   for (const auto& st : p.steps) {
     std::vector<std::pair<std::string, std::string>> named;
     for (int r : st.reads)
-      if (r >= 0 && held[static_cast<std::size_t>(r)])  // an in-place step reads its own dest
+      if (r >= 0 && held[static_cast<std::size_t>(r)]) {  // an in-place step reads its own dest
         named.emplace_back(with_known_shapes(*held[static_cast<std::size_t>(r)], known), slot_name(p, g, r));
+        for (const std::string* sum : sums_of_nothing[static_cast<std::size_t>(r)])
+          named.emplace_back(with_known_shapes(*sum, known), slot_name(p, g, r));
+      }
     std::string label = with_known_shapes(st.label, known);
     texts.push_back(named.empty() ? std::move(label) : elide_read_values(std::move(label), std::move(named)));
     if (st.dest >= 0 && st.node >= 0 && p.slots[static_cast<std::size_t>(st.dest)].kind == slot_kind::temporary)

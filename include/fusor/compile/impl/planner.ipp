@@ -161,6 +161,17 @@ class planner {
           break;
         }
         case node_kind::reduce:
+          if (sums_from_memory(i) && fused(g_[n.child[0]].kind)) {
+            // Its operand is materialised; where the sum sums nothing (the
+            // shapes agree), that copy is its value, and no step sums.
+            const int copy = in_memory(n.child[0]).slot;
+            if (p_.shapes[static_cast<std::size_t>(n.child[0])] == p_.shapes[static_cast<std::size_t>(i)]) {
+              set_contiguous(i, copy);
+              break;
+            }
+          }
+          set_contiguous(i, add_slot(slot_kind::temporary, n.type, p_.shapes[static_cast<std::size_t>(i)], -1));
+          break;
         case node_kind::join:
         case node_kind::place:
         case node_kind::dot: set_contiguous(i, add_slot(slot_kind::temporary, n.type, p_.shapes[static_cast<std::size_t>(i)], -1)); break;
@@ -535,13 +546,22 @@ class planner {
       s.bytes = group_bytes(s.reads) + static_cast<double>(p_.slots[static_cast<std::size_t>(slot)].bytes);
       producer_[static_cast<std::size_t>(slot)] = emit(std::move(s));
     } else if (n.kind == node_kind::reduce) {
+      if (slot == copy_[static_cast<std::size_t>(n.child[0])]) {  // a sum of nothing: its operand's copy
+        ensure_copy(n.child[0]);
+        return;
+      }
       step_info s;
       s.kind = step_kind::reduce;
       s.node = node;
       s.dest = slot;
-      if (const int twin = materialised_twin(node); twin >= 0) {
-        s.source = twin;  // the operand's value, computed already
-        s.reads = {p_.values[static_cast<std::size_t>(twin)].slot};
+      int source = materialised_twin(node);  // the operand's value, computed already
+      if (source < 0 && sums_from_memory(node)) {
+        source = n.child[0];  // the operand's value, computed now (a fused one into its copy)
+        ensure_value(source);
+      }
+      if (source >= 0) {
+        s.source = source;
+        s.reads = {p_.values[static_cast<std::size_t>(source)].slot};
       } else {
         ensure_group(n.child[0]);
         s.reads = group_reads_slots(n.child[0]);
@@ -1021,6 +1041,15 @@ class planner {
   }
 
   // ------------------------------------------------------------ an adjoint computed once
+
+  /// Whether `node` is a sum that a host plan computes from its operand's
+  /// value in memory, for want of a kernel fused with it (a gradient's
+  /// sum_to: compile/graph.hpp, host_sums_from_memory_v).
+  bool sums_from_memory(int node) const {
+    const graph_node& n = g_[node];
+    return f_.backend == backend_id::host && n.kind == node_kind::reduce &&
+           !n.kernel(backend_id::host, kernel_role::reduce) && n.has_kernel(kernel_role::reduce_read);
+  }
 
   /// For a sum or mean `node` whose operand is a fused expression: a node
   /// whose value, in a temporary written already, is that expression's — its
