@@ -657,9 +657,6 @@ void register_all() {
 #ifndef FUSOR_BENCH_FLAGS
 #define FUSOR_BENCH_FLAGS "?"
 #endif
-#ifndef FUSOR_VERSION
-#define FUSOR_VERSION "?"
-#endif
 
 }  // namespace
 
@@ -676,7 +673,7 @@ int main(int argc, char** argv) {
                                              std::to_string(XTENSOR_VERSION_PATCH));
   benchmark::AddCustomContext("eigen", std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) +
                                            "." + std::to_string(EIGEN_MINOR_VERSION));
-  benchmark::AddCustomContext("fusor", FUSOR_VERSION);
+  benchmark::AddCustomContext("fusor", FUSOR_VERSION_STRING);  // fusor/version.hpp
   benchmark::AddCustomContext("eigen_simd", Eigen::SimdInstructionSetsInUse());
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
