@@ -73,15 +73,6 @@ struct dense_rows {
     ok = ok && l.inner == 1;
   }
 };
-/// Every array leaf read along the row starts on a batch boundary (an
-/// index leaf reads no memory: it is only read lane by lane, inside a cast).
-struct aligned_rows {
-  bool& ok;
-  template <class L>
-  void operator()(const L& l) const noexcept {
-    if constexpr (!std::is_same_v<L, index_leaf>) ok = ok && (l.inner == 0 || is_batch_aligned(l.cur));
-  }
-};
 }  // namespace detail
 
 /// Merges the axes of `shape` for the destination strides `dest` and every
@@ -111,12 +102,6 @@ template <class Ev>
 bool leaves_dense(Ev& ev) {
   bool ok = true;
   ev.for_each_leaf(dense_rows{ok});
-  return ok;
-}
-template <class Ev, class E>
-bool leaves_aligned(Ev& ev, const E* out) {
-  bool ok = is_batch_aligned(out);
-  ev.for_each_leaf(aligned_rows{ok});
   return ok;
 }
 
@@ -211,18 +196,15 @@ struct elementwise_loop {
             return;
           }
         }
-        // Three variants, chosen per row: no leaf broadcast and everything
-        // aligned (the common case: arrays fusor allocated), no leaf
-        // broadcast, and the general one.
+        // Two variants, chosen per row: no leaf broadcast (no per-load test
+        // of a stride), and the general one. Not a third for rows that all
+        // start on a batch boundary: an aligned load or store is no faster
+        // than an unaligned one at an aligned address on the CPUs xsimd
+        // targets (W1-W3 within their noise without it), and each variant
+        // is another inlined copy of the whole fused tree in every kernel.
         if (detail::leaves_dense(ev)) {
-          const bool aligned = detail::leaves_aligned(ev, row);
-          if (disjoint) {
-            if (aligned) detail::vector_row_disjoint<dense<xsimd::aligned_mode>>(row, ev, n);
-            else detail::vector_row_disjoint<dense<xsimd::unaligned_mode>>(row, ev, n);
-          } else {
-            if (aligned) detail::vector_row<dense<xsimd::aligned_mode>>(row, ev, n);
-            else detail::vector_row<dense<xsimd::unaligned_mode>>(row, ev, n);
-          }
+          if (disjoint) detail::vector_row_disjoint<dense<xsimd::unaligned_mode>>(row, ev, n);
+          else detail::vector_row<dense<xsimd::unaligned_mode>>(row, ev, n);
         } else {
           detail::vector_row<xsimd::unaligned_mode>(row, ev, n);
         }
