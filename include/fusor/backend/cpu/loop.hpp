@@ -220,6 +220,10 @@ struct elementwise_loop {
   }
 
   /// Scalar elements up to the first aligned batch, then streaming stores.
+  /// One loop, in the general load mode: a row this long is bound by memory,
+  /// so the dense mode's saving (no per-load test of a leaf's stride) is not
+  /// measurable here, and a second loop would be another inlined copy of the
+  /// fused tree in every kernel.
   void stream_row(E* row, Ev& ev) const {
     constexpr std::size_t w = batch<E>::size;
     std::size_t i = 0;
@@ -227,10 +231,7 @@ struct elementwise_loop {
       row[i] = ev.scalar(static_cast<index_t>(i));
       ++i;
     }
-    if (detail::leaves_dense(ev))
-      for (; i + w <= n; i += w) store_stream(row + i, ev.template load<dense<xsimd::unaligned_mode>>(static_cast<index_t>(i)));
-    else
-      for (; i + w <= n; i += w) store_stream(row + i, ev.template load<xsimd::unaligned_mode>(static_cast<index_t>(i)));
+    for (; i + w <= n; i += w) store_stream(row + i, ev.template load<xsimd::unaligned_mode>(static_cast<index_t>(i)));
     for (; i < n; ++i) row[i] = ev.scalar(static_cast<index_t>(i));
   }
 };
