@@ -294,7 +294,8 @@ struct reduce_kernel {
   static constexpr kernel_entry entry{&prepare};
 };
 
-/// The reduction kernel of a reduce (or sum_to) node type.
+/// The reduction kernel of a reduce node type (or of a sum_to whose dtype the host
+/// cannot sum from memory: compile/graph.hpp, host_sums_from_memory_v).
 template <class X, class P = reduction_parts<X>>
 using reduce_kernel_of = reduce_kernel<typename P::op, typename P::value_type, evaluator_t<typename P::operand>>;
 
