@@ -404,3 +404,76 @@ TEST_CASE("clip's C++ bounds are weak: clip(float32 x, -0.5, 2.5) is float32, as
   const xt::xtensor<float, 1> got = fusor::eval(fusor::clip(x, -0.5, 2.5), x = xt::xtensor<float, 1>{-3.f, 1.25f, 7.f});
   CHECK(got == xt::xtensor<float, 1>{-0.5f, 1.25f, 2.5f});
 }
+
+// Rows shorter than a batch with a longer axis outside them (a softmax's
+// gradient over ten classes, for 64 samples) run along that axis instead:
+// the leaves are read across the rows, lane by lane, and each batch is stored
+// lane by lane. Shorter and longer rows around the batch's width, outer axes
+// shorter than a batch (no exchange), a block larger than the cache (no
+// exchange either), a transposed leaf, a rank-3 space, and an update written
+// in place: each against plain loops.
+template <class T>
+void check_short_rows() {
+  fusor::matrix<T> x{"x"};
+  fusor::matrix<T> col{"col"};
+  fusor::vector<T> row{"row"};
+  fusor::matrix<T> xt_{"xt"};
+  const double tol = std::is_same_v<T, float> ? 1e-6 : 1e-14;
+  for (std::size_t rows : {1, 5, 16, 17, 64, 100, 4000})
+    for (std::size_t cols : {1, 3, 7, 10, 15, 17}) {
+      CAPTURE(rows);
+      CAPTURE(cols);
+      xt::xtensor<T, 2> a(std::array<std::size_t, 2>{rows, cols}), at(std::array<std::size_t, 2>{cols, rows});
+      xt::xtensor<T, 2> c(std::array<std::size_t, 2>{rows, 1});
+      xt::xtensor<T, 1> v(std::array<std::size_t, 1>{cols});
+      for (std::size_t r = 0; r < rows; ++r) {
+        c(r, 0) = static_cast<T>(0.125 * static_cast<double>(r % 9) - 0.5);
+        for (std::size_t k = 0; k < cols; ++k) {
+          a(r, k) = static_cast<T>(std::sin(0.37 * static_cast<double>(r * 131 + k)));
+          at(k, r) = static_cast<T>(std::cos(0.11 * static_cast<double>(r * 17 + k)));
+        }
+      }
+      for (std::size_t k = 0; k < cols; ++k) v(k) = static_cast<T>(1.0 + 0.5 * static_cast<double>(k));
+      const xt::xtensor<T, 2> got =
+          fusor::eval(fusor::exp(x - col) * row + fusor::transpose(xt_), x = a, col = c, row = v, xt_ = at);
+      REQUIRE(got.shape() == a.shape());
+      double worst = 0;
+      for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t k = 0; k < cols; ++k) {
+          const double want = std::exp(static_cast<double>(a(r, k)) - static_cast<double>(c(r, 0))) *
+                                  static_cast<double>(v(k)) +
+                              static_cast<double>(at(k, r));
+          worst = std::max(worst, std::abs(static_cast<double>(got(r, k)) - want) / (1.0 + std::abs(want)));
+        }
+      CHECK(worst <= tol);
+
+      // In place: the update reads the variable where it writes it.
+      auto s = fusor::shared(a, "s");
+      const void* before = fusor_test::address(s.get_value(fusor::borrow));
+      auto step = fusor::function(fusor::inputs(row), fusor::updates(fusor::update(s, s * T(2) + row)));
+      step(v);
+      CHECK(step.update_was_in_place(0));
+      CHECK(fusor_test::address(s.get_value(fusor::borrow)) == before);
+      const xt::xtensor<T, 2> updated = s.get_value();
+      bool exact = true;
+      for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t k = 0; k < cols; ++k) exact = exact && updated(r, k) == a(r, k) * T(2) + v(k);
+      CHECK(exact);
+    }
+
+  // Rank 3: the exchanged axes are the last two, under an outer one.
+  fusor::tensor<T, 3> c3{"c3"};
+  xt::xtensor<T, 3> b(std::array<std::size_t, 3>{3, 40, 6});
+  for (std::size_t i = 0; i < b.size(); ++i) b.flat(i) = static_cast<T>(0.01 * static_cast<double>(i % 97) - 0.3);
+  const xt::xtensor<T, 3> got3 = fusor::eval(c3 * c3 + row, c3 = b, row = xt::xtensor<T, 1>{1, 2, 3, 4, 5, 6});
+  bool exact3 = true;
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t j = 0; j < 40; ++j)
+      for (std::size_t k = 0; k < 6; ++k) exact3 = exact3 && got3(i, j, k) == b(i, j, k) * b(i, j, k) + T(k + 1);
+  CHECK(exact3);
+}
+
+TEST_CASE("rows shorter than a batch run along the axis outside them, vectorised (vs plain loops)") {
+  check_short_rows<float>();
+  check_short_rows<double>();
+}

@@ -426,4 +426,20 @@ struct cast_eval {
   }
 };
 
+/// Whether an evaluator's scalar form computes a whole batch somewhere: an
+/// operation of batch_algorithm_v, whose scalar is its batch's first lane.
+/// Such a tree costs as much per element as per batch when it is run element
+/// by element, so the loops run it in batches even where its leaves must be
+/// read lane by lane (elementwise_loop's short rows); plain arithmetic, whose
+/// scalar is one instruction, does not gain from that.
+template <class Ev>
+inline constexpr bool batch_per_scalar_v = false;
+template <class F, class R, class Casts, class... Children>
+inline constexpr bool batch_per_scalar_v<map_eval<F, R, Casts, Children...>> =
+    (batch_algorithm_v<F> && simd_element<R>) || (batch_per_scalar_v<Children> || ...);
+template <class Child>
+inline constexpr bool batch_per_scalar_v<gate_eval<Child>> = batch_per_scalar_v<Child>;
+template <class T, class Child>
+inline constexpr bool batch_per_scalar_v<cast_eval<T, Child>> = batch_per_scalar_v<Child>;
+
 }  // namespace fusor::cpu

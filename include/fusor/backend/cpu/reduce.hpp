@@ -192,9 +192,12 @@ struct reduce_loop {
       // Short rows kept whole, with nothing reduced outside them (a gradient's
       // sum_to onto its own shape): exchanged the same way, the results are
       // computed a batch at a time and written `n` elements apart.
-      const bool short_rows = r >= 2 && n < batch<R>::size && space.extent[r - 2] >= batch<R>::size;
-      const bool reduced = short_rows && acc_inner == 0 && acc[r - 2] == 1;
-      const bool kept = short_rows && acc_inner == 1 && acc[r - 2] != 0;
+      // (The reduced rows are walked in blocks (run_blocks): any length.
+      // The kept ones are walked once per element of the short row: only a
+      // block that stays in cache, short_rows_cached.)
+      const bool exchange = short_rows(space, batch<R>::size);
+      const bool reduced = exchange && acc_inner == 0 && acc[r - 2] == 1;
+      const bool kept = exchange && acc_inner == 1 && acc[r - 2] != 0 && short_rows_cached(space, sizeof(R));
       if (reduced || kept) {
         std::swap(space.extent[r - 1], space.extent[r - 2]);
         std::swap(acc[r - 1], acc[r - 2]);
