@@ -12,6 +12,20 @@
 
 namespace fusor::cpu {
 
+/// The host kernels that depend on a dtype alone and do no arithmetic of
+/// their own: an argument's conversion to T, and a matrix product of T (BLAS,
+/// which picks its instruction set at run time). Under
+/// FUSOR_SEPARATE_COMPILATION libfusor compiles them once, for every dtype
+/// (backend.ipp), and a unit takes their entries from it instead of
+/// instantiating them: a conversion kernel per dtype the argument may arrive
+/// in. Header-only use instantiates the ones a unit uses, as any other
+/// kernel. (A sum of a temporary, also one kernel per dtype, stays in the
+/// units: it is a vector loop, compiled for the unit's instruction set.)
+enum class dtype_kernel { convert, dot };
+#ifdef FUSOR_SEPARATE_COMPILATION
+const kernel_entry* runtime_kernel(dtype_kernel kind, dtype type);
+#endif
+
 struct backend {
   static constexpr backend_id id = backend_id::host;
 
@@ -23,16 +37,29 @@ struct backend {
     else if constexpr (R == kernel_role::reduce && host_sums_from_memory_v<X>) return nullptr;  // reduce_read does
     else if constexpr (R == kernel_role::reduce) return &reduce_kernel_of<X>::entry;
     else if constexpr (R == kernel_role::reduce_read) return &materialised_reduce_kernel_of<X>::entry;
-    else if constexpr (R == kernel_role::dot) return &dot_kernel<value_type_t<X>>::entry;
+    else if constexpr (R == kernel_role::dot) return dot_kernel_of<value_type_t<X>>();
     else return &check_kernel_of<X>::entry;
   }
   template <element T>
   static const void* convert_kernel() {
+#ifdef FUSOR_SEPARATE_COMPILATION
+    return runtime_kernel(dtype_kernel::convert, dtype_of<T>);
+#else
     return &cpu::convert_kernel<T>::entry;
+#endif
   }
   template <class... Xs>
   static const void* multi_kernel() {
     return &cpu::multi_kernel<group_kernel_of<Xs>...>::entry;
+  }
+
+  template <class V>
+  static const void* dot_kernel_of() {
+#ifdef FUSOR_SEPARATE_COMPILATION
+    return runtime_kernel(dtype_kernel::dot, dtype_of<V>);
+#else
+    return &dot_kernel<V>::entry;
+#endif
   }
 
   /// The steps of one plan, prepared for the host.

@@ -45,4 +45,12 @@ FUSOR_RUNTIME std::unique_ptr<prepared_step> backend::state::prepare_one(const g
   return k->prepare(g, p, s);
 }
 
+#ifdef FUSOR_SEPARATE_COMPILATION
+const kernel_entry* runtime_kernel(dtype_kernel kind, dtype type) {
+  if (kind == dtype_kernel::convert)
+    return visit(type, [](auto zero) -> const kernel_entry* { return &convert_kernel<decltype(zero)>::entry; });
+  return visit(type, [](auto zero) -> const kernel_entry* { return &dot_kernel<decltype(zero)>::entry; });
+}
+#endif
+
 }  // namespace fusor::cpu
