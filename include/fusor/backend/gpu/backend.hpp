@@ -31,7 +31,7 @@ struct backend {
   }
   template <element T>
   static const void* convert_kernel() {
-    return &upload_kernel<T>::entry;
+    return upload_kernel_entry<T>();
   }
   template <class... Xs>
   static const void* multi_kernel() {

@@ -80,8 +80,26 @@ const void* kernel_key() noexcept {
 template <kernel_role R>
 inline constexpr bool device_role_v = R != kernel_role::reduce_read;
 
+/// An argument's upload to the device, converted to a dtype: a kernel that
+/// depends on the dtype alone, and does its conversion on the host. Under
+/// FUSOR_SEPARATE_COMPILATION libfusor compiles it once for every dtype
+/// (backend.ipp) and no unit instantiates it; header-only, every unit that
+/// builds a graph does (the eleven dtypes an argument may arrive in, for each
+/// input's dtype), since any graph may be planned for a device.
+#ifdef FUSOR_SEPARATE_COMPILATION
+const kernel_entry* runtime_upload_kernel(dtype type);
+#endif
+template <element T>
+const void* upload_kernel_entry() {
+#ifdef FUSOR_SEPARATE_COMPILATION
+  return runtime_upload_kernel(dtype_of<T>);
+#else
+  return &upload_kernel<T>::entry;
+#endif
+}
+
 /// The device as a graph builder sees it: keys, not kernels (converting an
-/// argument's dtype is the one kernel compiled everywhere: one per dtype).
+/// argument's dtype is the one kernel it names: upload_kernel_entry).
 struct keyed_backend {
   static constexpr backend_id id = backend_id::device;
   template <kernel_role R, class X>
@@ -91,7 +109,7 @@ struct keyed_backend {
   }
   template <element T>
   static const void* convert_kernel() {
-    return &upload_kernel<T>::entry;
+    return upload_kernel_entry<T>();
   }
   template <class... Xs>
   static const void* multi_kernel() {

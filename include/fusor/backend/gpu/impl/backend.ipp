@@ -43,4 +43,10 @@ FUSOR_RUNTIME std::unique_ptr<prepared_step> backend::state::prepare_one(const g
   return k->prepare(g, p, s, ctx_);
 }
 
+#ifdef FUSOR_SEPARATE_COMPILATION
+const kernel_entry* runtime_upload_kernel(dtype type) {
+  return visit(type, [](auto zero) -> const kernel_entry* { return &upload_kernel<decltype(zero)>::entry; });
+}
+#endif
+
 }  // namespace fusor::gpu
