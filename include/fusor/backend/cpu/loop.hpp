@@ -109,6 +109,17 @@ inline bool short_rows_cached(const loop_space& s, std::size_t bytes) noexcept {
   return s.extent[r - 1] * s.extent[r - 2] * bytes <= 128 * 1024;
 }
 
+/// Exchanges the last two axes of the loop space `s`, of the destination's
+/// strides `dest` and of every array leaf of `ev` (short rows run along the
+/// axis outside them).
+template <class Ev>
+void exchange_inner_axes(loop_space& s, std::array<index_t, max_rank>& dest, Ev& ev) {
+  const std::size_t r = s.rank;
+  std::swap(s.extent[r - 1], s.extent[r - 2]);
+  std::swap(dest[r - 1], dest[r - 2]);
+  ev.for_each_leaf(detail::swap_inner_axes{r});
+}
+
 namespace detail {
 template <class Ev>
 bool leaves_vectorisable(Ev& ev) {
@@ -206,14 +217,11 @@ struct elementwise_loop {
     vectorise = Ev::simd && std::is_same_v<typename Ev::value_type, E> && out_inner == 1 &&
                 detail::leaves_vectorisable(ev);
     if constexpr (Ev::simd && std::is_same_v<typename Ev::value_type, E> && batch_per_scalar_v<Ev>) {
-      const std::size_t r = space.rank;
       exchanged = out_inner == 1 && short_rows(space, batch<E>::size) && short_rows_cached(space, sizeof(E));
       if (exchanged) {
-        std::swap(space.extent[r - 1], space.extent[r - 2]);
-        std::swap(out_strides[r - 1], out_strides[r - 2]);
-        ev.for_each_leaf(detail::swap_inner_axes{r});
-        n = space.extent[r - 1];
-        out_inner = out_strides[r - 1];
+        exchange_inner_axes(space, out_strides, ev);
+        n = space.extent[space.rank - 1];
+        out_inner = out_strides[space.rank - 1];
         vectorise = true;
       }
     }

@@ -199,9 +199,7 @@ struct reduce_loop {
       const bool reduced = exchange && acc_inner == 0 && acc[r - 2] == 1;
       const bool kept = exchange && acc_inner == 1 && acc[r - 2] != 0 && short_rows_cached(space, sizeof(R));
       if (reduced || kept) {
-        std::swap(space.extent[r - 1], space.extent[r - 2]);
-        std::swap(acc[r - 1], acc[r - 2]);
-        ev.for_each_leaf(detail::swap_inner_axes{r});
+        exchange_inner_axes(space, acc, ev);
         n = space.extent[r - 1];
         acc_inner = acc[r - 1];
         vectorise = true;
