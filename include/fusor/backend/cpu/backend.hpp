@@ -21,10 +21,27 @@ namespace fusor::cpu {
 /// in. Header-only use instantiates the ones a unit uses, as any other
 /// kernel. (A sum of a temporary, also one kernel per dtype, stays in the
 /// units: it is a vector loop, compiled for the unit's instruction set.)
-enum class dtype_kernel { convert, dot };
+/// The device's upload of an argument is its twin (gpu/registry.hpp).
 #ifdef FUSOR_SEPARATE_COMPILATION
-const kernel_entry* runtime_kernel(dtype_kernel kind, dtype type);
+const kernel_entry* runtime_convert_kernel(dtype type);
+const kernel_entry* runtime_dot_kernel(dtype type);
 #endif
+template <element T>
+const void* convert_kernel_entry() {
+#ifdef FUSOR_SEPARATE_COMPILATION
+  return runtime_convert_kernel(dtype_of<T>);
+#else
+  return &convert_kernel<T>::entry;
+#endif
+}
+template <class V>
+const void* dot_kernel_entry() {
+#ifdef FUSOR_SEPARATE_COMPILATION
+  return runtime_dot_kernel(dtype_of<V>);
+#else
+  return &dot_kernel<V>::entry;
+#endif
+}
 
 struct backend {
   static constexpr backend_id id = backend_id::host;
@@ -37,29 +54,16 @@ struct backend {
     else if constexpr (R == kernel_role::reduce && host_sums_from_memory_v<X>) return nullptr;  // reduce_read does
     else if constexpr (R == kernel_role::reduce) return &reduce_kernel_of<X>::entry;
     else if constexpr (R == kernel_role::reduce_read) return &materialised_reduce_kernel_of<X>::entry;
-    else if constexpr (R == kernel_role::dot) return dot_kernel_of<value_type_t<X>>();
+    else if constexpr (R == kernel_role::dot) return dot_kernel_entry<value_type_t<X>>();
     else return &check_kernel_of<X>::entry;
   }
   template <element T>
   static const void* convert_kernel() {
-#ifdef FUSOR_SEPARATE_COMPILATION
-    return runtime_kernel(dtype_kernel::convert, dtype_of<T>);
-#else
-    return &cpu::convert_kernel<T>::entry;
-#endif
+    return convert_kernel_entry<T>();
   }
   template <class... Xs>
   static const void* multi_kernel() {
     return &cpu::multi_kernel<group_kernel_of<Xs>...>::entry;
-  }
-
-  template <class V>
-  static const void* dot_kernel_of() {
-#ifdef FUSOR_SEPARATE_COMPILATION
-    return runtime_kernel(dtype_kernel::dot, dtype_of<V>);
-#else
-    return &dot_kernel<V>::entry;
-#endif
   }
 
   /// The steps of one plan, prepared for the host.

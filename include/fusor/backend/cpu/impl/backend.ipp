@@ -46,9 +46,10 @@ FUSOR_RUNTIME std::unique_ptr<prepared_step> backend::state::prepare_one(const g
 }
 
 #ifdef FUSOR_SEPARATE_COMPILATION
-const kernel_entry* runtime_kernel(dtype_kernel kind, dtype type) {
-  if (kind == dtype_kernel::convert)
-    return visit(type, [](auto zero) -> const kernel_entry* { return &convert_kernel<decltype(zero)>::entry; });
+const kernel_entry* runtime_convert_kernel(dtype type) {
+  return visit(type, [](auto zero) -> const kernel_entry* { return &convert_kernel<decltype(zero)>::entry; });
+}
+const kernel_entry* runtime_dot_kernel(dtype type) {
   return visit(type, [](auto zero) -> const kernel_entry* { return &dot_kernel<decltype(zero)>::entry; });
 }
 #endif
