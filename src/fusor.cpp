@@ -7,6 +7,16 @@
 #error "libfusor is compiled with FUSOR_SEPARATE_COMPILATION (the build defines it)"
 #endif
 
+#include "fusor/core/impl/dims.ipp"
+#include "fusor/memory/impl/space.ipp"
+#include "fusor/memory/impl/device.ipp"
+#include "fusor/memory/impl/buffer.ipp"
+#include "fusor/shared/impl/cast.ipp"
+#include "fusor/shared/impl/variable.ipp"
+#include "fusor/expr/impl/text.ipp"
+#include "fusor/expr/impl/leaves.ipp"
+#include "fusor/expr/impl/collective.ipp"
+#include "fusor/compile/impl/graph.ipp"
 #include "fusor/compile/impl/plan.ipp"
 #include "fusor/compile/impl/profile.ipp"
 #include "fusor/compile/impl/planner.ipp"

@@ -71,6 +71,10 @@ struct evaluation {
   /// Arenas above this size are given back after the call: an eval does not
   /// keep a large temporary alive for the rest of the thread.
   static constexpr std::size_t keep_arena_bytes = std::size_t{1} << 20;
+
+  /// Out of line (impl/eval.ipp): its plans' and tables' destructors are
+  /// compiled once, not in every unit that evaluates.
+  FUSOR_RUNTIME ~evaluation();
 };
 
 /// Finds each graph input's value among the bindings.

@@ -229,7 +229,7 @@ class function_core {
 
  protected:
   function_core() = default;
-  ~function_core() { drop_graphs(); }
+  FUSOR_RUNTIME ~function_core();
 
   // Building (the checks' refusals are written here once, not per type).
   /// No input listed twice (the graph's inputs, as declared in call order).

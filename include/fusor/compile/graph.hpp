@@ -258,6 +258,15 @@ class graph {
   /// current call's agreement.
   collective_table collectives;
 
+  // Destroyed out of line (compile/impl/graph.ipp): its tables' destructors
+  // are compiled once, not in every unit that builds a graph.
+  graph() = default;
+  graph(const graph&) = default;
+  graph(graph&&) noexcept = default;
+  graph& operator=(const graph&) = default;
+  graph& operator=(graph&&) noexcept = default;
+  FUSOR_RUNTIME ~graph();
+
   const graph_node& operator[](int i) const noexcept { return nodes[static_cast<std::size_t>(i)]; }
   int size() const noexcept { return static_cast<int>(nodes.size()); }
 
@@ -272,15 +281,7 @@ class graph {
 /// After a call of `g` succeeded: advances the counters it reads (random
 /// streams' states), unless the graph updates one itself. A failed call does
 /// not get here: it draws no numbers.
-inline void advance_counters(const graph& g) {
-  for (std::size_t j = 0; j < g.shared.size(); ++j) {
-    variable_base* c = g.shared[j].counter;
-    if (!c) continue;
-    bool updated = false;
-    for (const auto& u : g.updates) updated = updated || u.variable == static_cast<int>(j);
-    if (!updated) c->advance()(*c);
-  }
-}
+FUSOR_RUNTIME void advance_counters(const graph& g);
 
 /// An integer pow with a signed integer exponent: NumPy refuses negative
 /// exponents, so the exponent is checked before any kernel writes. (The
@@ -456,15 +457,41 @@ struct node_head<gate_node<C>> {
 };
 }  // namespace detail
 
+namespace detail {
+/// What building a graph does whatever the node types are: the key's lookup
+/// and the node's insertion, a replaced leaf's node, the tables' appends.
+/// Compiled once (compile/impl/graph.ipp), not in every node type's add().
+class graph_builder_base {
+ protected:
+  explicit graph_builder_base(graph& g) : g_(g) {}
+  FUSOR_RUNTIME ~graph_builder_base();
+
+  /// Completes `key` with the node's children and adds `n` under it; returns
+  /// the new node, or ~node of the identical one already there.
+  FUSOR_RUNTIME int intern(graph_node& n, std::vector<std::uint64_t>& key);
+  /// A read of a replaced leaf becomes a `given` node over the replacement
+  /// (outside replacements only); its key differs from the plain leaf's.
+  FUSOR_RUNTIME bool describe_given(std::uint64_t id, graph_node& n, std::vector<std::uint64_t>& key);
+  /// Appends to the graph's tables; each returns the new entry's index.
+  FUSOR_RUNTIME int push_input(graph_input&& gi);
+  FUSOR_RUNTIME int push_shared(const graph_shared& gs);
+  FUSOR_RUNTIME int push_constant(const graph_constant& c);
+
+  graph& g_;
+  std::map<std::vector<std::uint64_t>, int> index_;
+  bool replacing_ = false;  ///< adding a given's replacement: givens do not apply
+};
+}  // namespace detail
+
 /// Flattens expressions into a graph. Each of `Backends` provides its
 /// `static constexpr backend_id id`, and, for a role R and a node type X,
 /// `template <kernel_role R, class X> static const void* kernel()`: the
 /// compiled kernel the backend will prepare steps from; and
 /// `template <class T> static const void* convert_kernel()` for inputs of T.
 template <class... Backends>
-class graph_builder {
+class graph_builder : detail::graph_builder_base {
  public:
-  explicit graph_builder(graph& g) : g_(g) {}
+  explicit graph_builder(graph& g) : graph_builder_base(g) {}
 
   /// Declares an explicit input (in call order); returns its index.
   template <class T, int N>
@@ -477,8 +504,7 @@ class graph_builder {
     for (int d = 0; d < N; ++d)
       if (in.broadcastable(static_cast<std::size_t>(d))) gi.broadcastable |= 1u << d;
     ((gi.convert[static_cast<std::size_t>(Backends::id)] = Backends::template convert_kernel<T>()), ...);
-    g_.inputs.push_back(FUSOR_MOVE(gi));
-    return static_cast<int>(g_.inputs.size()) - 1;
+    return push_input(FUSOR_MOVE(gi));
   }
 
   /// Adds an expression whose value is needed in memory (an output, an
@@ -538,8 +564,7 @@ class graph_builder {
     gs.facts = &detail::tensor_facts<element_type_of<T>>;
     gs.viewed = &detail::tensor_viewed<element_type_of<T>>;
     if (s.record()->advance()) gs.counter = s.record().get();
-    g_.shared.push_back(gs);
-    return static_cast<int>(g_.shared.size()) - 1;
+    return push_shared(gs);
   }
 
   /// Adds a node (or finds the identical one already there). What depends on
@@ -577,17 +602,6 @@ class graph_builder {
     }
   }
 
- private:
-  /// Completes `key` with the node's children and adds `n` under it; returns
-  /// the new node, or ~node of the identical one already there.
-  int intern(graph_node& n, std::vector<std::uint64_t>& key) {
-    for (int c = 0; c < n.arity; ++c) key.push_back(static_cast<std::uint64_t>(n.child[static_cast<std::size_t>(c)]));
-    if (auto found = index_.find(key); found != index_.end()) return ~found->second;
-    g_.nodes.push_back(FUSOR_MOVE(n));
-    const int id = g_.size() - 1;
-    index_.emplace(FUSOR_MOVE(key), id);
-    return id;
-  }
 
  private:
   /// Whether backend b is one of `Only`, or `Only` names none.
@@ -639,23 +653,6 @@ class graph_builder {
     }(detail::indices_of<decltype(held)>);
   }
 
-  /// A read of a replaced leaf becomes a `given` node over the replacement
-  /// (outside replacements only); its key differs from the plain leaf's.
-  bool describe_given(std::uint64_t id, graph_node& n, std::vector<std::uint64_t>& key) {
-    if (replacing_) return false;
-    for (std::size_t k = 0; k < g_.givens.size(); ++k)
-      if (g_.givens[k].id == id) {
-        n.kind = node_kind::given;
-        n.arity = 1;
-        n.child[0] = g_.givens[k].node;
-        n.leaf = static_cast<int>(k);
-        n.elementwise = false;  // it reads the replacement's memory
-        key.push_back(id);
-        key.push_back(~std::uint64_t{0});
-        return true;
-      }
-    return false;
-  }
 
   template <class T, int N>
   void describe(const input<T, N>& e, graph_node& n, std::vector<std::uint64_t>& key) {
@@ -687,8 +684,7 @@ class graph_builder {
     c.type = dtype_of<E>;
     const E v = e.value();
     std::memcpy(&c.bits, &v, sizeof(E));
-    g_.constants.push_back(c);
-    n.leaf = static_cast<int>(g_.constants.size()) - 1;
+    n.leaf = push_constant(c);
     key.push_back(c.bits);
   }
   template <int N>
@@ -936,10 +932,10 @@ class graph_builder {
       return n;
     }
   }
-
-  graph& g_;
-  std::map<std::vector<std::uint64_t>, int> index_;
-  bool replacing_ = false;  ///< adding a given's replacement: givens do not apply
 };
 
 }  // namespace fusor
+
+#ifndef FUSOR_SEPARATE_COMPILATION
+#include "fusor/compile/impl/graph.ipp"
+#endif

@@ -75,6 +75,11 @@ class program {
   };
 
   program() = default;
+  program(program&&) = default;
+  program& operator=(program&&) = default;
+  /// Out of line (compile/impl/program.ipp): its plans' destructors are
+  /// compiled once, not in every unit.
+  FUSOR_RUNTIME ~program();
   program(backend_id backend, memory_space space, prepare_plan_fn prepare)
       : backend_(backend), space_(space), prepare_(prepare) {}
 

@@ -27,16 +27,7 @@ inline int normalise_axis(int axis, std::size_t rank, const std::string& what) {
 }
 
 /// The axes a reduction node reduces, as a bit mask over its operand's axes.
-inline std::uint32_t reduced_axes(const graph_node& n, std::size_t rank) {
-  if (n.naxes == 0) return rank >= 32 ? ~0u : ((1u << rank) - 1u);
-  std::uint32_t mask = 0;
-  for (int i = 0; i < n.naxes; ++i) {
-    const int a = normalise_axis(n.axes[static_cast<std::size_t>(i)], rank, n.text);
-    if (mask & (1u << a)) throw shape_error(n.text + ": axis " + std::to_string(a) + " is repeated");
-    mask |= 1u << a;
-  }
-  return mask;
-}
+FUSOR_RUNTIME std::uint32_t reduced_axes(const graph_node& n, std::size_t rank);
 
 /// What a reduction node reads and reduces, once the plan's shapes are known:
 /// the shape its operand is read at (a sum_to broadcasts its operand up to
@@ -54,24 +45,7 @@ struct reduce_geometry {
     return n;
   }
 };
-inline reduce_geometry reduction_of(const graph_node& n, const std::vector<dims>& shapes) {
-  reduce_geometry r;
-  const dims& operand = shapes[static_cast<std::size_t>(n.child[0])];
-  if (n.shape_of[0] < 0) {
-    r.in = operand;
-    r.mask = reduced_axes(n, operand.rank());
-    return r;
-  }
-  // sum_to: the operand and the target broadcast together; the axes the
-  // target lacks or has as 1 are summed.
-  const dims& target = shapes[static_cast<std::size_t>(n.shape_of[0])];
-  if (!try_broadcast(operand, target, r.in))
-    throw shape_error(n.text + ": shapes " + operand.str() + " and " + target.str() + " do not broadcast together");
-  const std::size_t lead = r.in.rank() - target.rank();
-  for (std::size_t d = 0; d < r.in.rank(); ++d)
-    if (d < lead || (target[d - lead] == 1 && r.in[d] != 1)) r.mask |= 1u << d;
-  return r;
-}
+FUSOR_RUNTIME reduce_geometry reduction_of(const graph_node& n, const std::vector<dims>& shapes);
 
 /// A size_ratio node's value: its numerator's element count over its
 /// denominator's (an empty denominator gives 0: nothing to spread over).

@@ -63,15 +63,7 @@ class dims {
   }
 
   /// NumPy's spelling: "(2, 3)", "(5,)", "()".
-  std::string str() const {
-    std::string s = "(";
-    for (std::size_t i = 0; i < rank_; ++i) {
-      if (i) s += ", ";
-      s += std::to_string(extent_[i]);
-    }
-    if (rank_ == 1) s += ",";
-    return s + ")";
-  }
+  std::string str() const;
 
  private:
   std::array<std::size_t, max_rank> extent_{};
@@ -101,10 +93,7 @@ constexpr bool fits(const dims& d, std::size_t item = 1) noexcept {
 
 /// The message of a shape that fails fits(): "shape (...) of float64 is too
 /// large: ...". Built only on a refusal.
-inline std::string too_large(const dims& d, dtype t) {
-  return "shape " + d.str() + " of " + std::string(name(t)) +
-         " is too large: its size in bytes overflows a signed 64-bit integer (NumPy's limit, 2^63 - 1 bytes)";
-}
+FUSOR_RUNTIME std::string too_large(const dims& d, dtype t);
 
 namespace detail {
 /// The first axis marked in `broadcastable` whose length is not 1, or -1.
@@ -114,17 +103,9 @@ inline int broadcast_violation(std::uint32_t broadcastable, const dims& d) noexc
   return -1;
 }
 
-/// The refusals of require_shape: one function per unit, whoever calls.
-[[noreturn]] inline void refuse_shape(const who_ref& who, std::size_t rank, std::uint32_t broadcastable, const dims& d,
-                                      dtype type) {
-  if (d.rank() != rank)
-    throw rank_error(who() + ": wrong number of dimensions: expected " + std::to_string(rank) + ", got " +
-                     std::to_string(d.rank()) + " with shape " + d.str());
-  if (const int i = broadcast_violation(broadcastable, d); i >= 0)
-    throw shape_error(who() + ": axis " + std::to_string(i) + " is broadcastable and must have length 1; received shape " +
-                      d.str());
-  throw shape_error(who() + ": received a value of " + too_large(d, type));
-}
+/// The refusals of require_shape: one function, whoever calls.
+[[noreturn]] FUSOR_RUNTIME void refuse_shape(const who_ref& who, std::size_t rank, std::uint32_t broadcastable,
+                                             const dims& d, dtype type);
 }  // namespace detail
 
 /// The rules a value meets wherever a rank and broadcastable axes are
@@ -168,3 +149,7 @@ inline bool try_broadcast(const dims& a, const dims& b, dims& out) noexcept {
 }
 
 }  // namespace fusor
+
+#ifndef FUSOR_SEPARATE_COMPILATION
+#include "fusor/core/impl/dims.ipp"
+#endif

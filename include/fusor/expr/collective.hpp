@@ -124,12 +124,8 @@ struct collective_table {
   /// cleared when a call starts.
   mutable bool agreed = false;
   bool empty() const noexcept { return ops.empty(); }
-  int add(std::shared_ptr<const collective_op> op) {
-    for (std::size_t i = 0; i < ops.size(); ++i)
-      if (ops[i] == op) return static_cast<int>(i);
-    ops.push_back(FUSOR_MOVE(op));
-    return static_cast<int>(ops.size()) - 1;
-  }
+  /// The index of `op` in the table, added if it is not there.
+  FUSOR_RUNTIME int add(std::shared_ptr<const collective_op> op);
   /// Every group once, in the order of its first operation: the order in
   /// which every process agrees.
   template <class F>
@@ -141,18 +137,10 @@ struct collective_table {
     }
   }
   /// Every group agrees (above); `again`: another agreement follows in this call.
-  void agree(std::uint64_t signature, const std::string& what, bool again) const {
-    agreed = true;  // an error here is every process's: no agreement from the error path
-    for_each_group([&](const collective_op& op) { op.agree(true, signature, what); });
-    agreed = !again;
-  }
+  FUSOR_RUNTIME void agree(std::uint64_t signature, const std::string& what, bool again) const;
   /// From a failing call's error path, before its next agreement: tells the
   /// other processes this one will not take part (they throw; this one returns).
-  void abandon() const {
-    if (agreed) return;
-    agreed = true;
-    for_each_group([](const collective_op& op) { op.agree(false, 0, std::string()); });
-  }
+  FUSOR_RUNTIME void abandon() const;
 };
 
 /// One call's part in the agreement: clears it when the call starts, and
@@ -167,16 +155,19 @@ class collective_scope {
   collective_scope(const collective_scope&) = delete;
   collective_scope& operator=(const collective_scope&) = delete;
   ~collective_scope() {
-    if (t_.empty() || std::uncaught_exceptions() <= exceptions_) return;
-    try {
-      t_.abandon();
-    } catch (...) {  // the call's own error is the one to report
-    }
+    if (!t_.empty()) leave();
   }
 
  private:
+  /// When the call leaves by an exception: tells the other processes.
+  FUSOR_RUNTIME void leave() const noexcept;
+
   const collective_table& t_;
   int exceptions_;
 };
 
 }  // namespace fusor
+
+#ifndef FUSOR_SEPARATE_COMPILATION
+#include "fusor/expr/impl/collective.ipp"
+#endif

@@ -20,10 +20,7 @@
 namespace fusor {
 
 namespace detail {
-inline std::uint64_t next_input_id() noexcept {
-  static std::atomic<std::uint64_t> counter{0};
-  return ++counter;
-}
+FUSOR_RUNTIME std::uint64_t next_input_id() noexcept;
 
 /// Identity and declared type of a symbolic input, shared by all its copies.
 struct input_info {
@@ -34,14 +31,8 @@ struct input_info {
 
 /// A new input's identity, its pattern checked against its rank (one
 /// function, not one per input type).
-inline std::shared_ptr<const input_info> make_input_info(std::string name, std::vector<bool> broadcastable,
-                                                         int rank) {
-  if (!broadcastable.empty() && broadcastable.size() != static_cast<std::size_t>(rank))
-    throw value_error("fusor input '" + name + "': the broadcastable pattern has " +
-                      std::to_string(broadcastable.size()) + " entries, but the input has rank " +
-                      std::to_string(rank));
-  return std::make_shared<const input_info>(input_info{FUSOR_MOVE(name), next_input_id(), FUSOR_MOVE(broadcastable)});
-}
+FUSOR_RUNTIME std::shared_ptr<const input_info> make_input_info(std::string name, std::vector<bool> broadcastable,
+                                                                int rank);
 }  // namespace detail
 
 template <class T, int N>
@@ -241,10 +232,7 @@ template <element E>
 inline constexpr bool is_constant_v<constant<E>> = true;
 
 namespace detail {
-inline std::string next_constant_name() {
-  static std::atomic<std::uint64_t> counter{0};
-  return "constant#" + std::to_string(++counter);
-}
+FUSOR_RUNTIME std::string next_constant_name();
 }  // namespace detail
 
 /// An array constant, PyTensor's `pt.constant(np_array)`:
@@ -305,3 +293,7 @@ using as_expression_t = decltype(as_expression(std::declval<X>()));
 #define FUSOR_AS_EXPRESSION(x) ::fusor::as_expression_t<decltype(x)>(FUSOR_FORWARD(x))
 
 }  // namespace fusor
+
+#ifndef FUSOR_SEPARATE_COMPILATION
+#include "fusor/expr/impl/leaves.ipp"
+#endif

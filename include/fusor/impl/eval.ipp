@@ -9,6 +9,8 @@
 namespace fusor {
 namespace detail {
 
+FUSOR_RUNTIME evaluation::~evaluation() = default;
+
 FUSOR_RUNTIME void build(evaluation& ev, const char* who, graph_adder add) {
   ev.built = false;
   ev.prog = program{};

@@ -68,6 +68,8 @@ FUSOR_RUNTIME void place(program& prog, call_facts& facts, const std::string& wh
   target(prog, facts.space, who);
 }
 
+FUSOR_RUNTIME function_core::~function_core() { drop_graphs(); }
+
 FUSOR_RUNTIME void function_core::check_inputs_distinct() const {
   const auto& in = prog_.graph().inputs;
   for (std::size_t a = 0; a < in.size(); ++a)

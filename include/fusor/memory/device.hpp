@@ -137,36 +137,12 @@ inline device_runtimes& runtimes() noexcept {
 }  // namespace detail
 
 /// The runtime serving device spaces, or null when the program has none.
-inline device_runtime* current_device_runtime() noexcept {
-  auto& r = detail::runtimes();
-  if (device_runtime* e = r.emulation.load(std::memory_order_acquire)) return e;
-  if (auto get = r.linked.load(std::memory_order_acquire)) return get();
-  return nullptr;
-}
+FUSOR_RUNTIME device_runtime* current_device_runtime() noexcept;
 
 /// The runtime serving `space` (a device space), checked: a program without
 /// a device runtime, without a device, or asking for a device index beyond
 /// those present gets an error saying so and what to do.
-inline device_runtime& device_runtime_for(const memory_space& space) {
-  if (host_accessible(space))
-    throw space_error("fusor: internal error: memory space '" + space.str() + "' is the host, not a device");
-  device_runtime* rt = current_device_runtime();
-  if (!rt)
-    throw device_unavailable_error(
-        "fusor: memory space '" + space.str() +
-        "' needs a device runtime, and this program has none: include <fusor/cuda.hpp> and link fusor's CUDA "
-        "runtime (pkg-config fusor-cuda; built with meson -Dgpu=enabled when nvcc is found). On a machine without "
-        "a GPU, fusor::emulated_devices (fusor/memory/emulated_device.hpp) emulates one for tests");
-  const int n = rt->device_count();
-  if (n == 0)
-    throw device_unavailable_error("fusor: memory space '" + space.str() + "' cannot be used: " +
-                                   rt->unavailable_reason());
-  if (space.device < 0 || space.device >= n)
-    throw device_unavailable_error("fusor: memory space '" + space.str() + "' does not exist: this machine has " +
-                                   std::to_string(n) + " device" + (n == 1 ? "" : "s") + " (" + rt->name() +
-                                   "), numbered from 0");
-  return *rt;
-}
+FUSOR_RUNTIME device_runtime& device_runtime_for(const memory_space& space);
 
 /// The memory of device `i` as fusor sees it.
 inline device_memory_stats device_memory(int i = 0) { return device_runtime_for(cuda(i)).memory(i); }
@@ -189,22 +165,11 @@ inline void device_trim(int i = 0) { device_runtime_for(cuda(i)).trim(i); }
 /// Copies between any two spaces (host ↔ device, device ↔ device of one
 /// device, host ↔ host). Bytes of a device in another device's space are
 /// refused: fusor keeps one function's values on one device.
-inline void copy_bytes(void* dst, const memory_space& dst_space, const void* src, const memory_space& src_space,
-                       std::size_t bytes) {
-  if (bytes == 0) return;
-  const bool dh = host_accessible(dst_space), sh = host_accessible(src_space);
-  if (dh && sh) {
-    std::memcpy(dst, src, bytes);
-  } else if (dh) {
-    device_runtime_for(src_space).copy(src_space.device, dst, src, bytes, copy_direction::device_to_host);
-  } else if (sh) {
-    device_runtime_for(dst_space).copy(dst_space.device, dst, src, bytes, copy_direction::host_to_device);
-  } else {
-    if (dst_space != src_space)
-      throw space_error("fusor: a copy from '" + src_space.str() + "' to '" + dst_space.str() +
-                        "': fusor copies between the host and a device, or within one device");
-    device_runtime_for(dst_space).copy(dst_space.device, dst, src, bytes, copy_direction::device_to_device);
-  }
-}
+FUSOR_RUNTIME void copy_bytes(void* dst, const memory_space& dst_space, const void* src, const memory_space& src_space,
+                              std::size_t bytes);
 
 }  // namespace fusor
+
+#ifndef FUSOR_SEPARATE_COMPILATION
+#include "fusor/memory/impl/device.ipp"
+#endif

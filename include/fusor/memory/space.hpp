@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "fusor/core/config.hpp"
+
 namespace fusor {
 
 enum class space_kind : std::uint8_t { host, cuda };
@@ -17,9 +19,7 @@ struct memory_space {
 
   friend constexpr bool operator==(const memory_space&, const memory_space&) = default;
 
-  std::string str() const {
-    return kind == space_kind::host ? std::string("host") : "cuda:" + std::to_string(device);
-  }
+  std::string str() const;
 };
 
 /// The host's memory space.
@@ -33,3 +33,7 @@ constexpr memory_space cuda(int i = 0) { return memory_space{space_kind::cuda, i
 constexpr bool host_accessible(const memory_space& s) noexcept { return s.kind == space_kind::host; }
 
 }  // namespace fusor
+
+#ifndef FUSOR_SEPARATE_COMPILATION
+#include "fusor/memory/impl/space.ipp"
+#endif

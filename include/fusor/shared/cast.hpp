@@ -82,19 +82,8 @@ namespace detail {
 
 /// The refusals of check_cast. `value` and `converted`: the texts of a
 /// scalar source and of what it would become, when the value was the reason.
-[[noreturn]] inline void refuse_cast(const who_ref& who, dtype to, dtype from, bool strict, const std::string& value,
-                                     const std::string& converted) {
-  if (strict)
-    throw dtype_error(who() + " is strict: expected a value of dtype " + std::string(name(to)) + ", received " +
-                      std::string(name(from)));
-  if (!value.empty())
-    throw dtype_error(who() + " (dtype " + std::string(name(to)) + ") cannot store accurately the value " + value +
-                      ": it would be represented as " + converted + ". Convert the value explicitly, or create the "
-                      "variable with allow_downcast = true");
-  throw dtype_error(who() + " (dtype " + std::string(name(to)) + ") cannot store a value of dtype " +
-                    std::string(name(from)) + " without risking loss of precision. Convert it explicitly (e.g. "
-                    "xt::cast<" + std::string(cpp_name(to)) + ">), or create the variable with allow_downcast = true");
-}
+[[noreturn]] FUSOR_RUNTIME void refuse_cast(const who_ref& who, dtype to, dtype from, bool strict,
+                                            const std::string& value, const std::string& converted);
 }  // namespace detail
 
 /// Checks that `n` elements of type Src may be stored as Dst under `policy`,
@@ -123,3 +112,7 @@ void check_cast(const Who& who, const Src* src, std::size_t n, bool scalar_sourc
 }
 
 }  // namespace fusor
+
+#ifndef FUSOR_SEPARATE_COMPILATION
+#include "fusor/shared/impl/cast.ipp"
+#endif

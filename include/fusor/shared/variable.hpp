@@ -42,22 +42,12 @@ inline std::uint64_t next_variable_id() noexcept {
 /// name, options, and the byte range it currently holds.
 class variable_base {
  public:
-  explicit variable_base(shared_options options) : options_(std::move(options)), id_(detail::next_variable_id()) {
-    auto& r = detail::registry();
-    std::lock_guard lock(r.mutex);
-    next_ = r.head;
-    if (next_) next_->prev_ = this;
-    r.head = this;
-  }
+  FUSOR_RUNTIME explicit variable_base(shared_options options);
   variable_base(const variable_base&) = delete;
   variable_base& operator=(const variable_base&) = delete;
-  virtual ~variable_base() {
-    auto& r = detail::registry();
-    std::lock_guard lock(r.mutex);
-    if (prev_) prev_->next_ = next_;
-    else r.head = next_;
-    if (next_) next_->prev_ = prev_;
-  }
+  /// Out of line, like the constructor (shared/impl/variable.ipp): both
+  /// lock the registry.
+  FUSOR_RUNTIME virtual ~variable_base();
 
   const std::string& name() const noexcept { return options_.name; }
   const shared_options& options() const noexcept { return options_; }
@@ -218,3 +208,7 @@ class generic_variable : public variable_base {
 };
 
 }  // namespace fusor
+
+#ifndef FUSOR_SEPARATE_COMPILATION
+#include "fusor/shared/impl/variable.ipp"
+#endif

@@ -13,6 +13,8 @@
 
 namespace fusor {
 
+FUSOR_RUNTIME program::~program() = default;
+
 FUSOR_RUNTIME program::entry& program::find_or_build(const call_facts& facts) {
   for (std::size_t i = 1; i < cache_.size(); ++i)  // plan_for tried the first
     if (cache_[i]->plan.sig.matches(facts)) {

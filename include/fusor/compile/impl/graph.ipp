@@ -1,0 +1,69 @@
+// fusor/compile/impl/graph.ipp — what building a graph does whatever the node
+// types are (compile/graph.hpp).
+// Part of fusor's run-time half: included by its header in header-only use,
+// compiled once into libfusor under FUSOR_SEPARATE_COMPILATION.
+#pragma once
+
+#include "fusor/compile/graph.hpp"
+
+namespace fusor {
+
+FUSOR_RUNTIME graph::~graph() = default;
+
+FUSOR_RUNTIME void advance_counters(const graph& g) {
+  for (std::size_t j = 0; j < g.shared.size(); ++j) {
+    variable_base* c = g.shared[j].counter;
+    if (!c) continue;
+    bool updated = false;
+    for (const auto& u : g.updates) updated = updated || u.variable == static_cast<int>(j);
+    if (!updated) c->advance()(*c);
+  }
+}
+
+namespace detail {
+
+FUSOR_RUNTIME graph_builder_base::~graph_builder_base() = default;
+
+FUSOR_RUNTIME int graph_builder_base::intern(graph_node& n, std::vector<std::uint64_t>& key) {
+  for (int c = 0; c < n.arity; ++c) key.push_back(static_cast<std::uint64_t>(n.child[static_cast<std::size_t>(c)]));
+  if (auto found = index_.find(key); found != index_.end()) return ~found->second;
+  g_.nodes.push_back(FUSOR_MOVE(n));
+  const int id = g_.size() - 1;
+  index_.emplace(FUSOR_MOVE(key), id);
+  return id;
+}
+
+FUSOR_RUNTIME bool graph_builder_base::describe_given(std::uint64_t id, graph_node& n,
+                                                    std::vector<std::uint64_t>& key) {
+  if (replacing_) return false;
+  for (std::size_t k = 0; k < g_.givens.size(); ++k)
+    if (g_.givens[k].id == id) {
+      n.kind = node_kind::given;
+      n.arity = 1;
+      n.child[0] = g_.givens[k].node;
+      n.leaf = static_cast<int>(k);
+      n.elementwise = false;  // it reads the replacement's memory
+      key.push_back(id);
+      key.push_back(~std::uint64_t{0});
+      return true;
+    }
+  return false;
+}
+
+FUSOR_RUNTIME int graph_builder_base::push_input(graph_input&& gi) {
+  g_.inputs.push_back(FUSOR_MOVE(gi));
+  return static_cast<int>(g_.inputs.size()) - 1;
+}
+
+FUSOR_RUNTIME int graph_builder_base::push_shared(const graph_shared& gs) {
+  g_.shared.push_back(gs);
+  return static_cast<int>(g_.shared.size()) - 1;
+}
+
+FUSOR_RUNTIME int graph_builder_base::push_constant(const graph_constant& c) {
+  g_.constants.push_back(c);
+  return static_cast<int>(g_.constants.size()) - 1;
+}
+
+}  // namespace detail
+}  // namespace fusor
