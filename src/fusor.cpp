@@ -8,6 +8,7 @@
 #endif
 
 #include "fusor/core/impl/dims.ipp"
+#include "fusor/core/impl/collapse.ipp"
 #include "fusor/memory/impl/space.ipp"
 #include "fusor/memory/impl/device.ipp"
 #include "fusor/memory/impl/buffer.ipp"
