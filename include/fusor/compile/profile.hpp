@@ -49,11 +49,7 @@ struct trace_event {
 class profile_report {
  public:
   const std::vector<kernel_stats>& kernels() const noexcept { return kernels_; }
-  const kernel_stats* find(const std::string& name) const {
-    for (const auto& k : kernels_)
-      if (k.name == name) return &k;
-    return nullptr;
-  }
+  FUSOR_RUNTIME const kernel_stats* find(const std::string& name) const;
 
   /// How wide the kernel column grows before long names wrap.
   static constexpr std::size_t default_name_width = 60;
@@ -65,34 +61,7 @@ class profile_report {
   /// cut: the first line's text (without its padding) followed by each
   /// continuation line's text (without its indent) is the whole name.
   /// str(SIZE_MAX) gives one line per kernel.
-  std::string str(std::size_t max_name_width = default_name_width) const {
-    constexpr std::string_view first_column = "kernel";
-    std::size_t width = first_column.size();
-    for (const auto& k : kernels_) width = std::max(width, k.name.size());
-    width = std::min(width, std::max<std::size_t>(max_name_width, 16));
-
-    std::string out;
-    append_padded(out, first_column, width);
-    out += "  calls   total ms    us/call       MB/call     GB/s\n";
-    char numbers[160];
-    for (const auto& k : kernels_) {
-      const std::string_view name = k.name;
-      std::size_t taken = take(name, width);
-      append_padded(out, name.substr(0, taken), width);
-      std::snprintf(numbers, sizeof numbers, " %6llu %10.3f %10.3f %13.3f %8.2f\n",
-                    static_cast<unsigned long long>(k.calls), k.seconds * 1e3, k.microseconds_per_call(),
-                    k.calls ? k.bytes / 1e6 / static_cast<double>(k.calls) : 0.0, k.gigabytes_per_second());
-      out += numbers;
-      // Continuation lines: "  " and the next piece of the name.
-      for (std::size_t at = taken; at < name.size(); at += taken) {
-        taken = take(name.substr(at), width - continuation_indent.size());
-        out += continuation_indent;
-        out += name.substr(at, taken);
-        out += '\n';
-      }
-    }
-    return out;
-  }
+  FUSOR_RUNTIME std::string str(std::size_t max_name_width = default_name_width) const;
 
   /// How many step events the trace keeps: the most recent ones. The trace
   /// allocates while it grows to this, and not after.
@@ -100,11 +69,7 @@ class profile_report {
 
   /// The steps of the profiled calls, oldest first (at most trace_capacity:
   /// the most recent).
-  std::vector<trace_event> events() const {
-    std::vector<trace_event> out(events_.begin() + static_cast<std::ptrdiff_t>(next_), events_.end());
-    out.insert(out.end(), events_.begin(), events_.begin() + static_cast<std::ptrdiff_t>(next_));
-    return out;
-  }
+  FUSOR_RUNTIME std::vector<trace_event> events() const;
   /// How many profiled calls were recorded.
   std::uint64_t calls() const noexcept { return calls_; }
 
@@ -112,46 +77,21 @@ class profile_report {
   /// (ui.perfetto.dev) and chrome://tracing open: one complete event ("X") per
   /// step of each call, named by its kernel, with the step's index, the call
   /// and the bytes it moved (compile/impl/profile.ipp).
-  std::string chrome_trace() const;
+  FUSOR_RUNTIME std::string chrome_trace() const;
   /// chrome_trace() written to `path` (throws fusor::io_error when it cannot be).
-  void write_chrome_trace(const std::string& path) const;
+  FUSOR_RUNTIME void write_chrome_trace(const std::string& path) const;
 
   /// One run of `name`'s kernel, `seconds` long, moving `bytes`, added to
   /// the statistics only (not to the trace: it is no step of a call).
   /// Returns the kernel's index in kernels().
-  std::size_t record(const std::string& name, double seconds, double bytes) {
-    std::size_t k = 0;
-    while (k < kernels_.size() && kernels_[k].name != name) ++k;
-    if (k == kernels_.size()) kernels_.push_back({name, 0, 0, 0});
-    auto& stats = kernels_[k];
-    ++stats.calls;
-    stats.seconds += seconds;
-    stats.bytes += bytes;
-    return k;
-  }
+  FUSOR_RUNTIME std::size_t record(const std::string& name, double seconds, double bytes);
   /// A call begins: its steps are recorded as call calls().
   void begin_call() noexcept { ++calls_; }
   /// Step `step` of the current call ran `name`'s kernel from `start` for
   /// `seconds`, moving `bytes`.
-  void record(const std::string& name, std::size_t step, std::chrono::steady_clock::time_point start, double seconds,
-              double bytes) {
-    const std::size_t k = record(name, seconds, bytes);
-    if (events_.empty()) epoch_ = start;
-    const trace_event e{k, step, calls_ == 0 ? 0 : calls_ - 1,
-                        std::chrono::duration<double>(start - epoch_).count(), seconds, bytes};
-    if (events_.size() < trace_capacity) {
-      events_.push_back(e);
-    } else {  // full: the oldest gives way
-      events_[next_] = e;
-      next_ = (next_ + 1) % trace_capacity;
-    }
-  }
-  void clear() noexcept {
-    kernels_.clear();
-    events_.clear();
-    next_ = 0;
-    calls_ = 0;
-  }
+  FUSOR_RUNTIME void record(const std::string& name, std::size_t step, std::chrono::steady_clock::time_point start,
+                            double seconds, double bytes);
+  FUSOR_RUNTIME void clear() noexcept;
 
  private:
   static constexpr std::string_view continuation_indent = "  ";
@@ -159,17 +99,9 @@ class profile_report {
   /// How many characters of `rest` go on a line of `width`: all when they
   /// fit; else up to the last space in the line's second half (the space
   /// starts the next line), else exactly `width`.
-  static std::size_t take(std::string_view rest, std::size_t width) noexcept {
-    if (rest.size() <= width) return rest.size();
-    for (std::size_t i = width; i > width / 2; --i)
-      if (rest[i] == ' ') return i;
-    return width;
-  }
+  FUSOR_RUNTIME static std::size_t take(std::string_view rest, std::size_t width) noexcept;
 
-  static void append_padded(std::string& out, std::string_view text, std::size_t width) {
-    out += text;
-    if (text.size() < width) out.append(width - text.size(), ' ');
-  }
+  FUSOR_RUNTIME static void append_padded(std::string& out, std::string_view text, std::size_t width);
 
   std::vector<kernel_stats> kernels_;
   std::vector<trace_event> events_;  ///< a ring once full: events_[next_] is the oldest

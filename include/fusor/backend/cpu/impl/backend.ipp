@@ -8,6 +8,7 @@
 #include <string>
 
 #include "fusor/backend/cpu/backend.hpp"
+#include "fusor/backend/cpu/impl/steps.ipp"
 
 namespace fusor::cpu {
 

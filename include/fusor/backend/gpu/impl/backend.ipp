@@ -8,6 +8,7 @@
 #include <string>
 
 #include "fusor/backend/gpu/backend.hpp"
+#include "fusor/backend/gpu/impl/steps.ipp"
 
 namespace fusor::gpu {
 
