@@ -26,4 +26,5 @@
 #include "fusor/impl/function.ipp"
 #include "fusor/impl/eval.ipp"
 #include "fusor/backend/cpu/impl/backend.ipp"
+#include "fusor/backend/gpu/impl/registry.ipp"
 #include "fusor/backend/gpu/impl/backend.ipp"

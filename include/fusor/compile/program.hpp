@@ -160,10 +160,7 @@ class program {
   /// plan_for beyond its most recent plan (compile/impl/program.ipp).
   FUSOR_RUNTIME entry& find_or_build(const call_facts& facts);
   /// The processes' agreement before step i (i = the step count: after the last).
-  void agree(entry& e, std::size_t i) {
-    e.prepared->synchronize();  // a device's steps so far have run (and failed, if one did)
-    graph_.collectives.agree(e.agreements.signature, e.agreements.what, e.agreements.again_after(i));
-  }
+  FUSOR_RUNTIME void agree(entry& e, std::size_t i);
 
   backend_id backend_ = backend_id::host;
   memory_space space_ = host;

@@ -35,20 +35,9 @@ inline constexpr std::size_t multi_role = static_cast<std::size_t>(kernel_role::
 
 class kernel_registry {
  public:
-  static kernel_registry& instance() {
-    static kernel_registry r;
-    return r;
-  }
-  void add(std::size_t role, const void* key, const kernel_entry* entry) {
-    std::lock_guard lock(mutex_);
-    map_[{role, key}] = entry;
-  }
-  const kernel_entry* find(std::size_t role, const void* key) const {
-    if (!key) return nullptr;
-    std::lock_guard lock(mutex_);
-    const auto it = map_.find({role, key});
-    return it == map_.end() ? nullptr : it->second;
-  }
+  FUSOR_RUNTIME static kernel_registry& instance();
+  FUSOR_RUNTIME void add(std::size_t role, const void* key, const kernel_entry* entry);
+  FUSOR_RUNTIME const kernel_entry* find(std::size_t role, const void* key) const;
 
  private:
   struct hash {
@@ -158,3 +147,7 @@ inline missing_device_kernels find_missing_kernels(const graph& g) {
 }
 
 }  // namespace fusor::gpu
+
+#ifndef FUSOR_SEPARATE_COMPILATION
+#include "fusor/backend/gpu/impl/registry.ipp"
+#endif

@@ -73,4 +73,9 @@ FUSOR_RUNTIME void program::run(entry& e, profile_report* profile, step_hook bef
   if (e.agreements.at_end) agree(e, steps.size());
 }
 
+FUSOR_RUNTIME void program::agree(entry& e, std::size_t i) {
+  e.prepared->synchronize();  // a device's steps so far have run (and failed, if one did)
+  graph_.collectives.agree(e.agreements.signature, e.agreements.what, e.agreements.again_after(i));
+}
+
 }  // namespace fusor
