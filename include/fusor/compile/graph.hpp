@@ -466,12 +466,30 @@ class graph_builder_base {
   explicit graph_builder_base(graph& g) : g_(g) {}
   FUSOR_RUNTIME ~graph_builder_base();
 
-  /// Completes `key` with the node's children and adds `n` under it; returns
-  /// the new node, or ~node of the identical one already there.
-  FUSOR_RUNTIME int intern(graph_node& n, std::vector<std::uint64_t>& key);
+  /// A node being added: its description and its key, begun with the node's
+  /// head (its kind and parameters' types: a tag's address), dtype and rank.
+  /// Made and destroyed out of line: a graph_node is large, and each node
+  /// type's add() would otherwise construct and destroy one inline.
+  struct pending {
+    FUSOR_RUNTIME pending(const void* head, dtype type, int rank);
+    FUSOR_RUNTIME ~pending();
+    pending(const pending&) = delete;
+    pending& operator=(const pending&) = delete;
+    graph_node node;
+    std::vector<std::uint64_t> key;
+  };
+
+  /// Completes the key with the node's children and adds the node under it;
+  /// returns the new node, or ~node of the identical one already there.
+  FUSOR_RUNTIME int intern(pending& p);
   /// A read of a replaced leaf becomes a `given` node over the replacement
   /// (outside replacements only); its key differs from the plain leaf's.
   FUSOR_RUNTIME bool describe_given(std::uint64_t id, graph_node& n, std::vector<std::uint64_t>& key);
+  /// The rest of an elementwise operation's node once its operands are added:
+  /// whether it is elementwise, its arithmetic, whether it is a sum of known
+  /// zeros (a gradient's closed gates), its text.
+  FUSOR_RUNTIME void describe_map(graph_node& n, std::string_view symbol, bool infix, unsigned parenthesized,
+                                  arith arithmetic);
   /// Appends to the graph's tables; each returns the new entry's index.
   FUSOR_RUNTIME int push_input(graph_input&& gi);
   FUSOR_RUNTIME int push_shared(const graph_shared& gs);
@@ -569,8 +587,9 @@ class graph_builder : detail::graph_builder_base {
 
   /// Adds a node (or finds the identical one already there). What depends on
   /// the node's type (its description, its text, its kernels) is here; what
-  /// does not (the key's lookup, the node's insertion) is in intern(), compiled
-  /// once instead of once per node type. One function per node type, as few
+  /// does not (making the node and its key, the key's lookup, the node's
+  /// insertion) is in graph_builder_base, compiled once instead of once per
+  /// node type. One function per node type, as few
   /// as can be: each is named by the node's whole type, in the symbol table
   /// and the debug information.
   template <class X>
@@ -578,16 +597,11 @@ class graph_builder : detail::graph_builder_base {
     if constexpr (is_ref_v<X>) {
       return add(e.target());  // a reference is its target's node
     } else {
-      graph_node n;
-      n.type = dtype_of<value_type_t<X>>;
-      n.static_rank = X::rank;
       // The head is the node's kind and parameters' types without its
       // operands' (node_head): a tag's address, no function per node type.
-      std::vector<std::uint64_t> key{
-          static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&detail::type_tag<typename detail::node_head<X>::type>)),
-          static_cast<std::uint64_t>(n.type), static_cast<std::uint64_t>(static_cast<std::int64_t>(X::rank))};
-      describe(e, n, key);  // adds the operands, then writes the node's text from theirs (expr/text.hpp)
-      const int id = intern(n, key);
+      pending p(&detail::type_tag<typename detail::node_head<X>::type>, dtype_of<value_type_t<X>>, X::rank);
+      describe(e, p.node, p.key);  // adds the operands, then writes the node's text from theirs (expr/text.hpp)
+      const int id = intern(p);
       if (id < 0) return ~id;
       if constexpr (detail::has<detail::member::operation, X>) {
         mark<kernel_role::reduce, X>(id);
@@ -701,22 +715,12 @@ class graph_builder : detail::graph_builder_base {
   void describe(const map_node<F, R, Casts, A...>& e, graph_node& n, std::vector<std::uint64_t>&) {
     n.kind = node_kind::map;
     add_held(e, n);
-    n.elementwise = true;
-    std::array<std::string_view, sizeof...(A)> texts;
-    for (int c = 0; c < n.arity; ++c) {
-      n.elementwise = n.elementwise && g_[n.child[static_cast<std::size_t>(c)]].elementwise;
-      texts[static_cast<std::size_t>(c)] = text(n, c);
-    }
     using X = map_node<F, R, Casts, A...>;
-    if constexpr (std::is_same_v<F, fn::plus>) n.arithmetic = arith::plus;
-    else if constexpr (std::is_same_v<F, fn::minus>) n.arithmetic = arith::minus;
-    else if constexpr (std::is_same_v<F, fn::multiplies>) n.arithmetic = arith::multiplies;
-    unsigned zero_terms = 0;
-    if constexpr (std::is_same_v<F, fn::plus>) {
-      for (int c = 0; c < n.arity; ++c) zero_terms |= (g_[n.child[static_cast<std::size_t>(c)]].zero ? 1u : 0u) << c;
-      n.zero = zero_terms == 3u;
-    }
-    n.text = detail::map_text(F::symbol, X::infix, texts, X::parenthesized, zero_terms);
+    constexpr arith a = std::is_same_v<F, fn::plus>          ? arith::plus
+                        : std::is_same_v<F, fn::minus>       ? arith::minus
+                        : std::is_same_v<F, fn::multiplies> ? arith::multiplies
+                                                             : arith::other;
+    describe_map(n, F::symbol, X::infix, X::parenthesized, a);
   }
   template <element T, class A>
   void describe(const cast_node<T, A>& e, graph_node& n, std::vector<std::uint64_t>&) {

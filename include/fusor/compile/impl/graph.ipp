@@ -24,12 +24,22 @@ namespace detail {
 
 FUSOR_RUNTIME graph_builder_base::~graph_builder_base() = default;
 
-FUSOR_RUNTIME int graph_builder_base::intern(graph_node& n, std::vector<std::uint64_t>& key) {
-  for (int c = 0; c < n.arity; ++c) key.push_back(static_cast<std::uint64_t>(n.child[static_cast<std::size_t>(c)]));
-  if (auto found = index_.find(key); found != index_.end()) return ~found->second;
-  g_.nodes.push_back(FUSOR_MOVE(n));
+FUSOR_RUNTIME graph_builder_base::pending::pending(const void* head, dtype type, int rank)
+    : key{static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(head)), static_cast<std::uint64_t>(type),
+          static_cast<std::uint64_t>(static_cast<std::int64_t>(rank))} {
+  node.type = type;
+  node.static_rank = rank;
+}
+
+FUSOR_RUNTIME graph_builder_base::pending::~pending() = default;
+
+FUSOR_RUNTIME int graph_builder_base::intern(pending& p) {
+  for (int c = 0; c < p.node.arity; ++c)
+    p.key.push_back(static_cast<std::uint64_t>(p.node.child[static_cast<std::size_t>(c)]));
+  if (auto found = index_.find(p.key); found != index_.end()) return ~found->second;
+  g_.nodes.push_back(FUSOR_MOVE(p.node));
   const int id = g_.size() - 1;
-  index_.emplace(FUSOR_MOVE(key), id);
+  index_.emplace(FUSOR_MOVE(p.key), id);
   return id;
 }
 
@@ -48,6 +58,25 @@ FUSOR_RUNTIME bool graph_builder_base::describe_given(std::uint64_t id, graph_no
       return true;
     }
   return false;
+}
+
+FUSOR_RUNTIME void graph_builder_base::describe_map(graph_node& n, std::string_view symbol, bool infix,
+                                                   unsigned parenthesized, arith arithmetic) {
+  n.elementwise = true;
+  std::array<std::string_view, max_arity> texts;
+  for (int c = 0; c < n.arity; ++c) {
+    const graph_node& operand = g_[n.child[static_cast<std::size_t>(c)]];
+    n.elementwise = n.elementwise && operand.elementwise;
+    texts[static_cast<std::size_t>(c)] = operand.text;
+  }
+  n.arithmetic = arithmetic;
+  unsigned zero_terms = 0;
+  if (arithmetic == arith::plus) {
+    for (int c = 0; c < n.arity; ++c) zero_terms |= (g_[n.child[static_cast<std::size_t>(c)]].zero ? 1u : 0u) << c;
+    n.zero = zero_terms == 3u;
+  }
+  n.text = map_text(symbol, infix, std::span<const std::string_view>(texts.data(), static_cast<std::size_t>(n.arity)),
+                    parenthesized, zero_terms);
 }
 
 FUSOR_RUNTIME int graph_builder_base::push_input(graph_input&& gi) {
