@@ -1,4 +1,5 @@
-// fusor/memory/impl/device.ipp — finding a device's runtime, and copies between spaces (memory/device.hpp).
+// fusor/memory/impl/device.ipp — finding a device's runtime, and copies between
+// spaces (memory/device.hpp).
 // Part of fusor's run-time half: included by its header in header-only use,
 // compiled once into libfusor under FUSOR_SEPARATE_COMPILATION.
 #pragma once

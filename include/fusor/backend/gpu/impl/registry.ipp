@@ -1,4 +1,5 @@
-// fusor/backend/gpu/impl/registry.ipp — the registry of the device kernels a program compiled (backend/gpu/registry.hpp).
+// fusor/backend/gpu/impl/registry.ipp — the registry of the device kernels a
+// program compiled (backend/gpu/registry.hpp).
 // Part of fusor's run-time half: included by its header in header-only use,
 // compiled once into libfusor under FUSOR_SEPARATE_COMPILATION.
 #pragma once
