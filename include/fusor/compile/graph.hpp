@@ -589,9 +589,8 @@ class graph_builder : detail::graph_builder_base {
   /// the node's type (its description, its text, its kernels) is here; what
   /// does not (making the node and its key, the key's lookup, the node's
   /// insertion) is in graph_builder_base, compiled once instead of once per
-  /// node type. One function per node type, as few
-  /// as can be: each is named by the node's whole type, in the symbol table
-  /// and the debug information.
+  /// node type. One function per node type, as few as can be: each is named
+  /// by the node's whole type, in the symbol table and the debug information.
   template <class X>
   int add(const X& e) {
     if constexpr (is_ref_v<X>) {
