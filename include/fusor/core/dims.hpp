@@ -63,7 +63,7 @@ class dims {
   }
 
   /// NumPy's spelling: "(2, 3)", "(5,)", "()".
-  std::string str() const;
+  FUSOR_RUNTIME std::string str() const;
 
  private:
   std::array<std::size_t, max_rank> extent_{};

@@ -162,11 +162,22 @@ inline void device_synchronize(int i = 0) { device_runtime_for(cuda(i)).synchron
 /// Gives the unused memory of fusor's pool on device `i` back to the driver.
 inline void device_trim(int i = 0) { device_runtime_for(cuda(i)).trim(i); }
 
+namespace detail {
+/// copy_bytes where a device's memory is one side or both (impl/device.ipp).
+FUSOR_RUNTIME void copy_device_bytes(void* dst, const memory_space& dst_space, const void* src,
+                                     const memory_space& src_space, std::size_t bytes);
+}  // namespace detail
+
 /// Copies between any two spaces (host ↔ device, device ↔ device of one
 /// device, host ↔ host). Bytes of a device in another device's space are
-/// refused: fusor keeps one function's values on one device.
-FUSOR_RUNTIME void copy_bytes(void* dst, const memory_space& dst_space, const void* src, const memory_space& src_space,
-                              std::size_t bytes);
+/// refused: fusor keeps one function's values on one device. A copy on the
+/// host is a memcpy inline (a random stream's counter is copied every call).
+inline void copy_bytes(void* dst, const memory_space& dst_space, const void* src, const memory_space& src_space,
+                       std::size_t bytes) {
+  if (bytes == 0) return;
+  if (host_accessible(dst_space) && host_accessible(src_space)) std::memcpy(dst, src, bytes);
+  else detail::copy_device_bytes(dst, dst_space, src, src_space, bytes);
+}
 
 }  // namespace fusor
 

@@ -19,7 +19,7 @@ struct memory_space {
 
   friend constexpr bool operator==(const memory_space&, const memory_space&) = default;
 
-  std::string str() const;
+  FUSOR_RUNTIME std::string str() const;
 };
 
 /// The host's memory space.

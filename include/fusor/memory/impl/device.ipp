@@ -36,13 +36,11 @@ FUSOR_RUNTIME device_runtime& device_runtime_for(const memory_space& space) {
   return *rt;
 }
 
-FUSOR_RUNTIME void copy_bytes(void* dst, const memory_space& dst_space, const void* src, const memory_space& src_space,
-                              std::size_t bytes) {
-  if (bytes == 0) return;
+namespace detail {
+FUSOR_RUNTIME void copy_device_bytes(void* dst, const memory_space& dst_space, const void* src,
+                                     const memory_space& src_space, std::size_t bytes) {
   const bool dh = host_accessible(dst_space), sh = host_accessible(src_space);
-  if (dh && sh) {
-    std::memcpy(dst, src, bytes);
-  } else if (dh) {
+  if (dh) {
     device_runtime_for(src_space).copy(src_space.device, dst, src, bytes, copy_direction::device_to_host);
   } else if (sh) {
     device_runtime_for(dst_space).copy(dst_space.device, dst, src, bytes, copy_direction::host_to_device);
@@ -53,5 +51,6 @@ FUSOR_RUNTIME void copy_bytes(void* dst, const memory_space& dst_space, const vo
     device_runtime_for(dst_space).copy(dst_space.device, dst, src, bytes, copy_direction::device_to_device);
   }
 }
+}  // namespace detail
 
 }  // namespace fusor
