@@ -244,10 +244,10 @@ void assign(shared<T>& dest, X&& x, const B&... bindings) {
 /// index written; otherwise into a fresh buffer, which u then holds (the
 /// rest of u is copied there first). A C++ number is a weak scalar of u's
 /// dtype: `assign(view(u, 0), 0)`.
-template <auto Tag, int N, class X, class... B>
-  requires(operand<X>)
-void assign(const view_node<basic_shared_leaf<Tag>, N>& dest, X&& x, const B&... bindings) {
-  using E = typename basic_shared_leaf<Tag>::value_type;
+template <class L, int N, class X, class... B>
+  requires(is_basic_shared_leaf_v<L> && operand<X>)
+void assign(const view_node<L, N>& dest, X&& x, const B&... bindings) {
+  using E = typename L::value_type;
   auto expr = stabilize(detail::update_expression<E>(FUSOR_FORWARD(x)));  // rewrite/stable.hpp
   static_assert(std::is_same_v<value_type_t<decltype(expr)>, E>,
                 "FUSOR_UPDATE_DTYPE_MISMATCH: fusor::assign into a view: the expression must have the variable's "

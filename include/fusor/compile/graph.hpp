@@ -288,9 +288,9 @@ FUSOR_RUNTIME void advance_counters(const graph& g);
 /// conversion to the power's dtype keeps the sign: promotion never narrows.)
 template <class X>
 inline constexpr bool is_checked_pow_v = false;
-template <class R, class Casts, class Base, class Exponent>
-inline constexpr bool is_checked_pow_v<map_node<fn::power, R, Casts, Base, Exponent>> =
-    std::is_integral_v<R> && std::is_integral_v<value_type_t<Exponent>> &&
+template <class S, class Base, class Exponent>
+inline constexpr bool is_checked_pow_v<map_node<fn::power, S, Base, Exponent>> =
+    std::is_integral_v<typename map_node<fn::power, S, Base, Exponent>::value_type> && std::is_integral_v<value_type_t<Exponent>> &&
     std::is_signed_v<value_type_t<Exponent>> && !std::is_same_v<value_type_t<Exponent>, bool>;
 
 /// What a reduction node computes, for the backends' kernels (keyed by this,
@@ -336,8 +336,8 @@ inline constexpr bool host_sums_from_memory_v<sum_to_node<G, L>> = reads_materia
 /// The exponent of an integer pow node (its second operand): what its check reduces.
 template <class X>
 struct pow_exponent;
-template <class F, class R, class Casts, class Base, class Exponent>
-struct pow_exponent<map_node<F, R, Casts, Base, Exponent>> {
+template <class F, class S, class Base, class Exponent>
+struct pow_exponent<map_node<F, S, Base, Exponent>> {
   using type = Exponent;
 };
 template <class X>
@@ -383,9 +383,9 @@ template <class X>
 struct node_head {
   using type = head_tag<X>;  // leaves, and the nodes below, whose operands do not enter
 };
-template <class F, class R, class C, class... A>
-struct node_head<map_node<F, R, C, A...>> {
-  using type = head_tag<struct map_head, F, R, C>;
+template <class F, class S, class... A>
+struct node_head<map_node<F, S, A...>> {
+  using type = head_tag<struct map_head, F, typename map_node<F, S, A...>::value_type, typename map_node<F, S, A...>::casts>;
 };
 template <element T, class A>
 struct node_head<cast_node<T, A>> {
@@ -679,8 +679,9 @@ class graph_builder : detail::graph_builder_base {
     if (n.leaf < 0) n.leaf = declare_input(e);
     key.push_back(e.id());
   }
-  template <auto Tag>
-  void describe(const basic_shared_leaf<Tag>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+  template <class L>
+    requires is_basic_shared_leaf_v<L>
+  void describe(const L& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.text = e.str();
     if (describe_given(e.variable().id(), n, key)) return;
     n.kind = node_kind::shared;
@@ -710,11 +711,11 @@ class graph_builder : detail::graph_builder_base {
       n.params[static_cast<std::size_t>(d)] = static_cast<index_t>(e.shape()[static_cast<std::size_t>(d)]);
     e.append_params(key);
   }
-  template <class F, class R, class Casts, class... A>
-  void describe(const map_node<F, R, Casts, A...>& e, graph_node& n, std::vector<std::uint64_t>&) {
+  template <class F, class S, class... A>
+  void describe(const map_node<F, S, A...>& e, graph_node& n, std::vector<std::uint64_t>&) {
     n.kind = node_kind::map;
     add_held(e, n);
-    using X = map_node<F, R, Casts, A...>;
+    using X = map_node<F, S, A...>;
     constexpr arith a = std::is_same_v<F, fn::plus>          ? arith::plus
                         : std::is_same_v<F, fn::minus>       ? arith::minus
                         : std::is_same_v<F, fn::multiplies> ? arith::multiplies

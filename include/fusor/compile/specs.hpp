@@ -139,9 +139,10 @@ template <class T, class Y>
 /// view's shape, and the rest of u keeps its value. The expression may read
 /// u anywhere (a stencil reads it shifted): it sees the values of the call's
 /// start.
-template <auto Tag, int N, class Y>
-[[nodiscard]] auto update(const view_node<basic_shared_leaf<Tag>, N>& target, Y&& expression) {
-  using T = typename basic_shared_leaf<Tag>::variable_type;
+template <class L, int N, class Y>
+  requires is_basic_shared_leaf_v<L>
+[[nodiscard]] auto update(const view_node<L, N>& target, Y&& expression) {
+  using T = typename L::variable_type;
   using E = element_type_of<T>;
   using X = detail::update_expression_t<E, Y>;
   static_assert(std::is_same_v<value_type_t<X>, E>,

@@ -19,8 +19,9 @@
 namespace fusor {
 
 /// An elementwise node: applies F to its arguments after converting argument i
-/// to Casts[i]; the result has element type R. Arguments are held by value.
-template <class F, class R, class Casts, class... Args>
+/// to the i-th conversion of its signature S (map_signature, below); the result
+/// has the signature's element type. Arguments are held by value.
+template <class F, class S, class... Args>
 class map_node;
 
 template <class C>
@@ -44,23 +45,79 @@ template <class C>
 inline constexpr bool may_be_closed_gate<gate_node<C>> = true;
 template <class X>
 inline constexpr bool may_be_closed_gate<ref_node<X>> = may_be_closed_gate<X>;
-template <class R, class Casts, class A, class B>
-inline constexpr bool may_be_closed_gate<map_node<fn::plus, R, Casts, A, B>> =
-    may_be_closed_gate<A> && may_be_closed_gate<B>;
+template <class S, class A, class B>
+inline constexpr bool may_be_closed_gate<map_node<fn::plus, S, A, B>> = may_be_closed_gate<A> && may_be_closed_gate<B>;
 }  // namespace detail
 
 template <class... C>
 struct type_list {};
 
-template <class F, class R, class... Casts, class... Args>
-class map_node<F, R, type_list<Casts...>, Args...> : public expression_base {
-  static_assert(sizeof...(Casts) == sizeof...(Args));
+/// A map node's signature when its operands are not all converted to its
+/// result's element type R (a comparison, `where`, a generator's index):
+/// R, then the type each operand is converted to.
+template <class R, class... Casts>
+struct map_types {};
+
+namespace detail {
+/// A map node's signature S as a result type and its operands' conversions.
+/// In the common case, every operand converted to the result's type R, the
+/// signature is R itself: `map_node<fn::plus, float, A, B>`. A gradient's
+/// type repeats its forward expression thousands of times, and a debug build
+/// spells each node out in full; the conversions' list was a third of a map
+/// node's spelling.
+template <class T, class Indices>
+struct repeated;
+template <class T, std::size_t... K>
+struct repeated<T, std::index_sequence<K...>> {
+  using type = type_list<std::conditional_t<K == K, T, void>...>;  // T, once per index
+};
+template <class S, std::size_t N>
+struct map_signature {
+  using result = S;
+  using casts = typename repeated<S, std::make_index_sequence<N>>::type;
+};
+template <class R, class... Casts, std::size_t N>
+struct map_signature<map_types<R, Casts...>, N> {
+  static_assert(sizeof...(Casts) == N, "fusor: a map node's signature converts each of its operands");
+  using result = R;
+  using casts = type_list<Casts...>;
+};
+
+/// The conversion of operand K in a list of conversions.
+template <std::size_t K, class Casts>
+struct cast_at;
+template <std::size_t K, class... Casts>
+struct cast_at<K, type_list<Casts...>> {
+  using type = std::tuple_element_t<K, std::tuple<Casts...>>;
+};
+template <std::size_t K, class Casts>
+using cast_at_t = typename cast_at<K, Casts>::type;
+
+/// The signature of a map node of result type R converting its operands to
+/// Casts (a type_list).
+template <class R, class Casts>
+struct signature_of;
+template <class R, class... Casts>
+struct signature_of<R, type_list<Casts...>> {
+  using type = std::conditional_t<(std::is_same_v<Casts, R> && ...), R, map_types<R, Casts...>>;
+};
+template <class R, class Casts>
+using signature_of_t = typename signature_of<R, Casts>::type;
+
+/// The map node of F over node types Args..., of result type R, converting its
+/// operands to Casts: how map nodes are named where they are built.
+template <class F, class R, class Casts, class... Args>
+using map_t = map_node<F, signature_of_t<R, Casts>, Args...>;
+}  // namespace detail
+
+template <class F, class S, class... Args>
+class map_node : public expression_base {
   static_assert((!std::is_reference_v<Args> && ...), "fusor: expression nodes never hold references");
 
  public:
-  using value_type = R;
+  using value_type = typename detail::map_signature<S, sizeof...(Args)>::result;
   using functor = F;
-  using casts = type_list<Casts...>;
+  using casts = typename detail::map_signature<S, sizeof...(Args)>::casts;
   static constexpr int rank = detail::broadcast_rank(0, Args::rank...);
   static constexpr bool infix = requires { requires F::infix; } && sizeof...(Args) == 2;
 
@@ -74,7 +131,7 @@ class map_node<F, R, type_list<Casts...>, Args...> : public expression_base {
   const detail::operand_tuple<Args...>& held() const noexcept { return args_; }
   template <class... H>
   auto remake(H... h) const {
-    return map_node<F, R, type_list<Casts...>, H...>(FUSOR_MOVE(h)...);
+    return map_node<F, S, H...>(FUSOR_MOVE(h)...);
   }
 
   /// Which operands are written in parentheses (infix ones): bit k for
@@ -157,7 +214,7 @@ using floating_t = std::conditional_t<std::is_floating_point_v<T>, T,
 /// it is returned, from FUSOR_AS_EXPRESSION of each operand: a helper function
 /// would be one more instance named by every operand type.
 template <class F, class R, class Casts, class... X>
-using map_of = map_node<F, R, Casts, as_expression_t<X>...>;
+using map_of = map_t<F, R, Casts, as_expression_t<X>...>;
 
 /// At least one side is symbolic: 2 * 3 stays C++ arithmetic.
 template <class A, class B>

@@ -248,6 +248,11 @@ FUSOR_UNARY_FUNCTOR(tan_op, "tan", { return tan(x); })
 FUSOR_UNARY_FUNCTOR(tanh_op, "tanh", { return tanh_of(x); })
 // x itself; fusor::grad sends no gradient through it (Theano's zero_grad).
 FUSOR_UNARY_FUNCTOR(stop_gradient, "stop_gradient", { return x; })
+// The shift of a stable softmax: its operand (a maximum) where it is finite,
+// else 0, and no gradient (as stop_gradient). x - x is 0 for a finite x and
+// NaN for an infinite or NaN one. One node, where `where(abs(m) < inf, m, 0)`
+// held the maximum's whole tree twice, and a gradient's type repeats it.
+FUSOR_UNARY_FUNCTOR(finite_shift, "finite_shift", { return select((x - x) == A(0), x, A(0)); })
 // x itself, as written: fusor's stable rewrites (rewrite/stable.hpp) do not
 // look inside it; its gradient is the identity's.
 FUSOR_UNARY_FUNCTOR(as_written, "as_written", { return x; })

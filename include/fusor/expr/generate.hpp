@@ -126,13 +126,13 @@ dims shape_of_list(const std::size_t (&extents)[N]) {
 /// np.full(shape, value, dtype=T).
 template <element T, std::size_t N>
 [[nodiscard]] auto full(const std::size_t (&shape)[N], T value) {
-  return map_node<fn::fill, T, type_list<std::int64_t, T>, iota_node<static_cast<int>(N)>, constant<T>>(
+  return detail::map_t<fn::fill, T, type_list<std::int64_t, T>, iota_node<static_cast<int>(N)>, constant<T>>(
       iota_node<static_cast<int>(N)>(detail::shape_of_list(shape)), constant<T>(value));
 }
 /// np.full with a shape known only at run time (an expression of dynamic rank).
 template <element T>
 [[nodiscard]] auto full(const dims& shape, T value) {
-  return map_node<fn::fill, T, type_list<std::int64_t, T>, iota_node<dynamic_rank>, constant<T>>(
+  return detail::map_t<fn::fill, T, type_list<std::int64_t, T>, iota_node<dynamic_rank>, constant<T>>(
       iota_node<dynamic_rank>(shape), constant<T>(value));
 }
 /// np.zeros(shape, dtype=T).
@@ -193,7 +193,7 @@ template <element T>
     second = static_cast<T>(static_cast<double>(start) + static_cast<double>(step));
     delta = static_cast<T>(second - start);
   }
-  return map_node<fn::arange_at, T, type_list<std::int64_t, T, T>, iota_node<1>, constant<T>, constant<T>>(
+  return detail::map_t<fn::arange_at, T, type_list<std::int64_t, T, T>, iota_node<1>, constant<T>, constant<T>>(
       iota_node<1>(dims{count}), constant<T>(start), constant<T>(delta));
 }
 /// np.arange(stop, dtype=T): 0, 1, ..., stop - 1.
@@ -206,7 +206,7 @@ template <element T>
 /// start to stop, both included (computed in double, then converted).
 template <element T = double>
 [[nodiscard]] auto linspace(double start, double stop, std::size_t num) {
-  auto values = map_node<fn::linspace_at, double, type_list<std::int64_t, double, double, double>, iota_node<1>,
+  auto values = detail::map_t<fn::linspace_at, double, type_list<std::int64_t, double, double, double>, iota_node<1>,
                          constant<double>, constant<double>, constant<double>>(
       iota_node<1>(dims{num}), constant<double>(start), constant<double>(stop), constant<double>(static_cast<double>(num)));
   if constexpr (std::is_same_v<T, double>) return values;
@@ -218,7 +218,7 @@ template <element T = double>
 template <element T = double>
 [[nodiscard]] auto eye(std::size_t rows, std::size_t columns, std::int64_t k = 0) {
   const auto cols = static_cast<std::int64_t>(columns == 0 ? 1 : columns);  // an empty matrix never evaluates it
-  return cast<T>(map_node<fn::eye_at, bool, type_list<std::int64_t, std::int64_t, std::int64_t>, iota_node<2>,
+  return cast<T>(detail::map_t<fn::eye_at, bool, type_list<std::int64_t, std::int64_t, std::int64_t>, iota_node<2>,
                           constant<std::int64_t>, constant<std::int64_t>>(
       iota_node<2>(dims{rows, columns}), constant<std::int64_t>(cols), constant<std::int64_t>(k)));
 }
@@ -271,7 +271,7 @@ template <std::size_t N, class X>
   using T = value_type_t<E>;
   static_assert(E::rank == dynamic_rank || E::rank <= static_cast<int>(N),
                 "fusor::broadcast_to: the operand has more axes than the shape");
-  return map_node<fn::broadcast_first, T, type_list<T, std::int64_t>, E, iota_node<static_cast<int>(N)>>(
+  return detail::map_t<fn::broadcast_first, T, type_list<T, std::int64_t>, E, iota_node<static_cast<int>(N)>>(
       FUSOR_AS_EXPRESSION(x), iota_node<static_cast<int>(N)>(detail::shape_of_list(shape)));
 }
 

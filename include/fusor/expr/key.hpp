@@ -26,8 +26,9 @@ template <class T, int N>
 void graph_key(const input<T, N>& e, key_t& key) {
   key.push_back(e.id());
 }
-template <auto Tag>
-void graph_key(const basic_shared_leaf<Tag>& e, key_t& key) {
+template <class L>
+  requires is_basic_shared_leaf_v<L>
+void graph_key(const L& e, key_t& key) {
   key.push_back(e.variable().id());
 }
 template <element E>

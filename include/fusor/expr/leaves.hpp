@@ -129,53 +129,18 @@ constexpr T* container_tag() noexcept {
   return nullptr;
 }
 
-/// The tag of the most common variable, an `xt::xtensor<E, N>`, spelled by
-/// its element type and rank alone. A gradient's type repeats its leaves
-/// thousands of times, and the debugger's names spell each one out in full:
-/// `container_tag<xt::xtensor_container<xt::uvector<float, std::allocator<
-/// float> >, 2, ...> >` is 170 characters, `xtensor_tag<float, 2>` a third of
-/// that, and the leaves were half of a training unit's debug information.
-template <class E, std::size_t N>
-constexpr xt::xtensor<E, N>* xtensor_tag() noexcept {
-  return nullptr;
-}
-
-/// The tag that names variable type T in a leaf's type.
+/// What every shared variable's leaf is: the variable's handle, held by value;
+/// the expression reads the variable's storage as it is when the expression
+/// is evaluated. The leaf classes below name the variable's type in their
+/// own ways and derive from this.
 template <class T>
-struct leaf_tag {
-  static constexpr auto value = &container_tag<T>;
-};
-template <class E, std::size_t N>
-struct leaf_tag<xt::xtensor<E, N>> {
-  static constexpr auto value = &xtensor_tag<E, N>;
-};
-}  // namespace detail
-
-/// A shared variable as a leaf: the expression holds the handle (by value), and
-/// reads the variable's storage as it is when the expression is evaluated.
-/// Spelled `shared_leaf<T>` (below).
-///
-/// Why the variable's type is carried by a function pointer, not as a type:
-/// argument-dependent lookup of an operator over an expression searches the
-/// namespaces of every *type* in the expression's type, its nodes' template
-/// arguments included, and not those of a value. With `shared_leaf<xt::xtensor<
-/// ...>>` every `a + b` over fusor expressions also considered xtensor's
-/// unconstrained operator templates, each refused by an enable_if over the
-/// whole expression type; clang writes out each refused condition, a
-/// gradient's type written out grows exponentially with its depth, and a
-/// second-derivative test ran out of memory.
-template <auto Tag>
-class basic_shared_leaf : public expression_base {
+class shared_leaf_base : public expression_base {
  public:
-  using variable_type = std::remove_pointer_t<decltype(Tag())>;
-  using value_type = element_type_of<variable_type>;
-  static constexpr int rank = rank_of<variable_type>;
+  using variable_type = T;
+  using value_type = element_type_of<T>;
+  static constexpr int rank = rank_of<T>;
 
- private:
-  using T = variable_type;
-
- public:
-  explicit basic_shared_leaf(shared<T> variable) : variable_(FUSOR_MOVE(variable)) {}
+  explicit shared_leaf_base(shared<T> variable) : variable_(FUSOR_MOVE(variable)) {}
   const shared<T>& variable() const noexcept { return variable_; }
   std::string str() const {
     return variable_.name().empty() ? "<shared#" + std::to_string(variable_.id()) + ">" : variable_.name();
@@ -184,12 +149,56 @@ class basic_shared_leaf : public expression_base {
  private:
   shared<T> variable_;
 };
+}  // namespace detail
+
+/// A shared variable as a leaf, its type T carried by a function pointer
+/// (detail::container_tag<T>), not as a type. Spelled `shared_leaf<T>`
+/// (below); an `xt::xtensor<E, N>` variable's leaf is tensor_leaf.
+///
+/// Why not a type: argument-dependent lookup of an operator over an
+/// expression searches the namespaces of every *type* in the expression's
+/// type, its nodes' template arguments included, and not those of a value
+/// (nor those of a base class's template arguments). With `shared_leaf<
+/// xt::xtensor<...>>` every `a + b` over fusor expressions also considered
+/// xtensor's unconstrained operator templates, each refused by an enable_if
+/// over the whole expression type; clang writes out each refused condition,
+/// a gradient's type written out grows exponentially with its depth, and a
+/// second-derivative test ran out of memory.
+template <auto Tag>
+class basic_shared_leaf : public detail::shared_leaf_base<std::remove_pointer_t<decltype(Tag())>> {
+ public:
+  using detail::shared_leaf_base<std::remove_pointer_t<decltype(Tag())>>::shared_leaf_base;
+};
+
+/// The leaf of the most common variable, an `xt::xtensor<E, N>`, named by its
+/// element type and rank alone: `fusor::tensor_leaf<float, 2>`. A gradient's
+/// type repeats its leaves thousands of times, and a debug build spells each
+/// one out in full: `basic_shared_leaf<container_tag<xt::xtensor_container<
+/// xt::uvector<float, std::allocator<float> >, 2, ...> > >` was 170
+/// characters, and the leaves were half of a training unit's debug
+/// information.
+template <class E, std::size_t N>
+class tensor_leaf : public detail::shared_leaf_base<xt::xtensor<E, N>> {
+ public:
+  using detail::shared_leaf_base<xt::xtensor<E, N>>::shared_leaf_base;
+};
+
+namespace detail {
+template <class T>
+struct shared_leaf_of {
+  using type = basic_shared_leaf<&container_tag<T>>;
+};
+template <class E, std::size_t N>
+struct shared_leaf_of<xt::xtensor<E, N>> {
+  using type = tensor_leaf<E, N>;
+};
+}  // namespace detail
 
 /// A shared variable of type T as a leaf (what `x + 1` holds for a
 /// `fusor::shared<T> x`).
 template <class T>
   requires tensor_shareable<T>
-using shared_leaf = basic_shared_leaf<detail::leaf_tag<T>::value>;
+using shared_leaf = typename detail::shared_leaf_of<T>::type;
 
 /// A constant: a number (below) or an array (after it), PyTensor's
 /// pt.constant. `fusor::constant(v)` deduces which.
@@ -221,10 +230,14 @@ class constant<E> : public expression_base {
   E value_;
 };
 
+/// Whether X is a shared variable's leaf (not an array constant, which
+/// derives from one).
 template <class X>
 inline constexpr bool is_basic_shared_leaf_v = false;
 template <auto Tag>
 inline constexpr bool is_basic_shared_leaf_v<basic_shared_leaf<Tag>> = true;
+template <class E, std::size_t N>
+inline constexpr bool is_basic_shared_leaf_v<tensor_leaf<E, N>> = true;
 
 template <class T>
 inline constexpr bool is_constant_v = false;

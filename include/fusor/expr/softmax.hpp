@@ -39,8 +39,7 @@ namespace detail {
 template <class M>
 auto finite_shift(M m) {
   using V = value_type_t<M>;
-  auto finite = abs(m) < std::numeric_limits<V>::infinity();  // false for NaN too
-  return stop_gradient(where(FUSOR_MOVE(finite), FUSOR_MOVE(m), V(0)));
+  return map_t<fn::finite_shift, V, type_list<V>, M>(FUSOR_MOVE(m));
 }
 /// log(sum(exp(x), axes[, keepdims])) as m + log(sum(exp(x - m), ...)), with
 /// the reduced axes of a reduce node (n == 0: all), of result rank R.
@@ -53,7 +52,7 @@ auto stable_logsumexp(const X& x, const std::array<int, max_rank>& axes, int n, 
   // the shift read at the result's shape (a reshape of memory: no copy)
   // as_written: already stable, the rewrites leave it as it is
   using L = decltype(log(s));
-  return map_node<fn::as_written, value_type_t<L>, type_list<value_type_t<L>>, L>(log(s)) +
+  return detail::map_t<fn::as_written, value_type_t<L>, type_list<value_type_t<L>>, L>(log(s)) +
          finite_shift(reshape_like(reduce_node<red::max, X, X::rank>(x, axes, n, true), s));
 }
 template <class X>
@@ -97,7 +96,7 @@ template <class X>
   const auto shifted = e - detail::shift_along(e, axis);
   const auto lse = log(sum(exp(shifted), axis, keepdims));  // stable already: the rewrites leave it as it is
   using L = std::remove_cvref_t<decltype(lse)>;
-  return shifted - map_node<fn::as_written, value_type_t<L>, type_list<value_type_t<L>>, L>(lse);
+  return shifted - detail::map_t<fn::as_written, value_type_t<L>, type_list<value_type_t<L>>, L>(lse);
 }
 
 /// exp(x) / sum(exp(x), axis, keepdims), stably.

@@ -60,12 +60,14 @@ template <class T, int N>
 inline constexpr bool is_elementwise_v<input<T, N>> = true;
 template <auto Tag>
 inline constexpr bool is_elementwise_v<basic_shared_leaf<Tag>> = true;
+template <class E, std::size_t N>
+inline constexpr bool is_elementwise_v<tensor_leaf<E, N>> = true;
 template <element E>
 inline constexpr bool is_elementwise_v<constant<E>> = true;
 template <int N>
 inline constexpr bool is_elementwise_v<iota_node<N>> = true;
-template <class Fn, class R, class Casts, class... A>
-inline constexpr bool is_elementwise_v<map_node<Fn, R, Casts, A...>> = (is_elementwise_v<A> && ...);
+template <class Fn, class S, class... A>
+inline constexpr bool is_elementwise_v<map_node<Fn, S, A...>> = (is_elementwise_v<A> && ...);
 template <element T, class A>
 inline constexpr bool is_elementwise_v<cast_node<T, A>> = is_elementwise_v<A>;
 template <class X>

@@ -72,8 +72,8 @@ template <class C>
 struct may_be_closed<gate_node<C>> : std::true_type {};
 template <class X>
 struct may_be_closed<ref_node<X>> : may_be_closed<X> {};
-template <class R, class Casts, class A, class B>
-struct may_be_closed<map_node<fn::plus, R, Casts, A, B>>
+template <class S, class A, class B>
+struct may_be_closed<map_node<fn::plus, S, A, B>>
     : std::bool_constant<may_be_closed<A>::value && may_be_closed<B>::value> {};
 
 /// Two contributions to one node: an exact one makes a smaller one exact too
@@ -90,7 +90,7 @@ auto add(part<E1, L1, S1> a, part<E2, L2, S2> b) {
 template <class R, class G, class L>
 auto read_at_shape_of(G g, const L& like) {
   auto z = zeros_of<R>(ref(like));
-  return map_node<fn::broadcast_first, R, type_list<R, R>, G, decltype(z)>(FUSOR_MOVE(g), FUSOR_MOVE(z));
+  return map_t<fn::broadcast_first, R, type_list<R, R>, G, decltype(z)>(FUSOR_MOVE(g), FUSOR_MOVE(z));
 }
 
 /// The contribution as a value of exactly `node`'s shape. One that can only

@@ -218,9 +218,9 @@ class walker {
 
   // ------------------------------------------------------------ elementwise
 
-  template <class F, class R, class... C, class... A, class P>
-  auto back_node(const map_node<F, R, type_list<C...>, A...>& e, const P& adj) {
-    if constexpr (!differentiable_v<R>) {
+  template <class F, class S, class... A, class P>
+  auto back_node(const map_node<F, S, A...>& e, const P& adj) {
+    if constexpr (!differentiable_v<typename map_node<F, S, A...>::value_type>) {
       return none{};
     } else if constexpr (!rule<F>::has) {
       refuse_inside(e, "an elementwise function without a derivative rule (" + std::string(F::symbol) + ")");
@@ -229,14 +229,16 @@ class walker {
       return map_operands(e, adj, std::index_sequence_for<A...>{});
     }
   }
-  template <class F, class R, class... C, class... A, class P, std::size_t... K>
-  auto map_operands(const map_node<F, R, type_list<C...>, A...>& e, const P& adj, std::index_sequence<K...>) {
+  template <class F, class S, class... A, class P, std::size_t... K>
+  auto map_operands(const map_node<F, S, A...>& e, const P& adj, std::index_sequence<K...>) {
     return sum_paths(map_operand<K>(e, adj)...);
   }
-  template <std::size_t K, class F, class R, class... C, class... A, class E, bool L, bool S>
-  auto map_operand(const map_node<F, R, type_list<C...>, A...>& e, const part<E, L, S>& adj) {
+  template <std::size_t K, class F, class Sig, class... A, class E, bool L, bool S>
+  auto map_operand(const map_node<F, Sig, A...>& e, const part<E, L, S>& adj) {
     using AK = std::tuple_element_t<K, std::tuple<A...>>;
-    using CK = std::tuple_element_t<K, std::tuple<C...>>;
+    using R = typename map_node<F, Sig, A...>::value_type;
+    using Casts = typename map_node<F, Sig, A...>::casts;
+    using CK = cast_at_t<K, Casts>;
     if constexpr (!reaches_direct_v<AK, W, Cuts> || !differentiable_v<value_type_t<AK>> || !differentiable_v<CK> ||
                   !rule<F>::template has_operand<K>) {
       return none{};
@@ -253,7 +255,7 @@ class walker {
         }
       }();
       auto local = [&]<std::size_t... J>(std::index_sequence<J...>) {
-        return rule<F>::template partial<K>(g, ref(e), as_dtype<C>(ref(detail::get<J>(e.args())))...);
+        return rule<F>::template partial<K>(g, ref(e), as_dtype<cast_at_t<J, Casts>>(ref(detail::get<J>(e.args())))...);
       }(std::index_sequence_for<A...>{});
       return back(detail::get<K>(e.args()),
                   make_part<L || !fills, S && fills>(as_dtype<value_type_t<AK>>(FUSOR_MOVE(local))));

@@ -39,9 +39,9 @@ struct negation_of {
   static constexpr bool value = false;
 };
 template <class R, class A>
-struct negation_of<map_node<fn::negate, R, type_list<R>, A>> {
+struct negation_of<map_node<fn::negate, R, A>> {
   static constexpr bool value = std::is_same_v<value_type_t<A>, R>;
-  static const A& operand(const map_node<fn::negate, R, type_list<R>, A>& e) { return detail::get<0>(e.args()); }
+  static const A& operand(const map_node<fn::negate, R, A>& e) { return detail::get<0>(e.args()); }
 };
 template <class X>
 struct negation_of<ref_node<X>> : negation_of<X> {
@@ -104,6 +104,8 @@ struct rule<fn::stop_gradient> {
   template <std::size_t K>
   static constexpr bool has_operand = false;
 };
+template <>
+struct rule<fn::finite_shift> : rule<fn::stop_gradient> {};
 template <>
 struct rule<fn::fill_like> {  // full_like(x, v): x gives the shape only
   static constexpr bool has = true;

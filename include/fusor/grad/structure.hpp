@@ -98,8 +98,8 @@ template <class X, class... C>
 struct any_heavy<X, tlist<C...>> : std::bool_constant<(heavy<C>::value || ...)> {};
 template <class X>
 struct heavy : std::bool_constant<!std::is_same_v<typename children_of<X>::type, tlist<>>> {};  // not a leaf
-template <class F, class R, class C, class... A>
-struct heavy<map_node<F, R, C, A...>> : any_heavy<map_node<F, R, C, A...>> {};
+template <class F, class S, class... A>
+struct heavy<map_node<F, S, A...>> : any_heavy<map_node<F, S, A...>> {};
 template <element T, class A>
 struct heavy<cast_node<T, A>> : heavy<A> {};
 template <class C>
@@ -134,11 +134,12 @@ struct flatten<X, tlist<C...>> {
 /// an index never receives an adjoint.
 template <class X, std::size_t K>
 struct flows : std::bool_constant<std::is_floating_point_v<value_type_t<X>>> {};
-template <class F, class R, class... C, class... A, std::size_t K>
-struct flows<map_node<F, R, type_list<C...>, A...>, K> {
+template <class F, class S, class... A, std::size_t K>
+struct flows<map_node<F, S, A...>, K> {
   static constexpr bool value = [] {
-    if constexpr (!std::is_floating_point_v<R> || !rule<F>::has) return false;
-    else return rule<F>::template has_operand<K> && std::is_floating_point_v<std::tuple_element_t<K, std::tuple<C...>>>;
+    using X = map_node<F, S, A...>;
+    if constexpr (!std::is_floating_point_v<typename X::value_type> || !rule<F>::has) return false;
+    else return rule<F>::template has_operand<K> && std::is_floating_point_v<cast_at_t<K, typename X::casts>>;
   }();
 };
 template <class A, class I, int N>

@@ -59,7 +59,7 @@ auto stabilize(const X& e);
 template <class X>
 auto as_written(const X& x) {
   using T = value_type_t<X>;
-  return map_node<fn::as_written, T, type_list<T>, X>(x);
+  return map_t<fn::as_written, T, type_list<T>, X>(x);
 }
 /// `a` when `first`, else `b`: the choice made now, only its form in the plan.
 template <class A, class B>
@@ -73,8 +73,8 @@ bool is_one(const X& c) {
 
 template <class X, class F>
 inline constexpr bool is_map_of_v = false;
-template <class F, class R, class C, class... A>
-inline constexpr bool is_map_of_v<map_node<F, R, C, A...>, F> = true;
+template <class F, class S, class... A>
+inline constexpr bool is_map_of_v<map_node<F, S, A...>, F> = true;
 
 
 // ---------------------------------------------------------------- rebuilding, operands first
@@ -166,8 +166,8 @@ auto rule(const X& e) {
 /// expressions: the rebuild would instantiate a copy of every node type).
 template <class X>
 struct rule_may_apply : std::bool_constant<is_map_of_v<X, fn::log_op>> {};
-template <class R, class C, class L, class Rt>
-struct rule_may_apply<map_node<fn::minus, R, C, L, Rt>>
+template <class S, class L, class Rt>
+struct rule_may_apply<map_node<fn::minus, S, L, Rt>>
     : std::bool_constant<is_map_of_v<L, fn::exp_op> && is_constant_v<Rt>> {};
 
 template <class X>

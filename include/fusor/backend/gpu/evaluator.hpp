@@ -201,9 +201,10 @@ template <int N>
 struct evaluator_of<iota_node<N>> {
   using type = index;
 };
-template <class F, class R, class... C, class... A>
-struct evaluator_of<map_node<F, R, type_list<C...>, A...>> {
-  using type = map<F, R, type_list<C...>, typename evaluator_of<A>::type...>;
+template <class F, class S, class... A>
+struct evaluator_of<map_node<F, S, A...>> {
+  using type = map<F, typename map_node<F, S, A...>::value_type, typename map_node<F, S, A...>::casts,
+                   typename evaluator_of<A>::type...>;
 };
 template <element T, class A>
 struct evaluator_of<cast_node<T, A>> {
