@@ -4,7 +4,7 @@ small programs, each compiled alone (one compiler at a time), at -O2 and at
 -O0 -g.
 
     python3 bench/compile_time.py [--runs 3] [--cases a,b] [--modes O2,O0g]
-                                  [--include DIR] [--define NAME[=V]] [--markdown]
+                                  [--include DIR] [--define NAME[=V]]
 
 Cases (names for --cases):
   include      `#include <fusor/fusor.hpp>` and an empty main
