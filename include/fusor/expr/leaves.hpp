@@ -183,10 +183,23 @@ class tensor_leaf : public detail::shared_leaf_base<xt::xtensor<E, N>> {
   using detail::shared_leaf_base<xt::xtensor<E, N>>::shared_leaf_base;
 };
 
+/// The leaf of a rank-0 variable of element type E (`fusor::shared(0.0)`, a
+/// bias or a learning rate): `fusor::number_leaf<double>`, for the same
+/// reason as tensor_leaf.
+template <element E>
+class number_leaf : public detail::shared_leaf_base<E> {
+ public:
+  using detail::shared_leaf_base<E>::shared_leaf_base;
+};
+
 namespace detail {
 template <class T>
 struct shared_leaf_of {
   using type = basic_shared_leaf<&container_tag<T>>;
+};
+template <element E>
+struct shared_leaf_of<E> {
+  using type = number_leaf<E>;
 };
 template <class E, std::size_t N>
 struct shared_leaf_of<xt::xtensor<E, N>> {
@@ -238,6 +251,8 @@ template <auto Tag>
 inline constexpr bool is_basic_shared_leaf_v<basic_shared_leaf<Tag>> = true;
 template <class E, std::size_t N>
 inline constexpr bool is_basic_shared_leaf_v<tensor_leaf<E, N>> = true;
+template <element E>
+inline constexpr bool is_basic_shared_leaf_v<number_leaf<E>> = true;
 
 template <class T>
 inline constexpr bool is_constant_v = false;

@@ -63,6 +63,8 @@ inline constexpr bool is_elementwise_v<basic_shared_leaf<Tag>> = true;
 template <class E, std::size_t N>
 inline constexpr bool is_elementwise_v<tensor_leaf<E, N>> = true;
 template <element E>
+inline constexpr bool is_elementwise_v<number_leaf<E>> = true;
+template <element E>
 inline constexpr bool is_elementwise_v<constant<E>> = true;
 template <int N>
 inline constexpr bool is_elementwise_v<iota_node<N>> = true;
