@@ -290,8 +290,9 @@ template <class X>
 inline constexpr bool is_checked_pow_v = false;
 template <class S, class Base, class Exponent>
 inline constexpr bool is_checked_pow_v<map_node<fn::power, S, Base, Exponent>> =
-    std::is_integral_v<typename map_node<fn::power, S, Base, Exponent>::value_type> && std::is_integral_v<value_type_t<Exponent>> &&
-    std::is_signed_v<value_type_t<Exponent>> && !std::is_same_v<value_type_t<Exponent>, bool>;
+    std::is_integral_v<value_type_t<map_node<fn::power, S, Base, Exponent>>> &&
+    std::is_integral_v<value_type_t<Exponent>> && std::is_signed_v<value_type_t<Exponent>> &&
+    !std::is_same_v<value_type_t<Exponent>, bool>;
 
 /// What a reduction node computes, for the backends' kernels (keyed by this,
 /// not by the node type): its operation, result type and operand type. A
@@ -385,7 +386,7 @@ struct node_head {
 };
 template <class F, class S, class... A>
 struct node_head<map_node<F, S, A...>> {
-  using type = head_tag<struct map_head, F, typename map_node<F, S, A...>::value_type, typename map_node<F, S, A...>::casts>;
+  using type = head_tag<struct map_head, F, value_type_t<map_node<F, S, A...>>, typename map_node<F, S, A...>::casts>;
 };
 template <element T, class A>
 struct node_head<cast_node<T, A>> {

@@ -207,7 +207,7 @@ template <element T>
 template <element T = double>
 [[nodiscard]] auto linspace(double start, double stop, std::size_t num) {
   auto values = detail::map_t<fn::linspace_at, double, type_list<std::int64_t, double, double, double>, iota_node<1>,
-                         constant<double>, constant<double>, constant<double>>(
+                              constant<double>, constant<double>, constant<double>>(
       iota_node<1>(dims{num}), constant<double>(start), constant<double>(stop), constant<double>(static_cast<double>(num)));
   if constexpr (std::is_same_v<T, double>) return values;
   else return cast<T>(FUSOR_MOVE(values));
@@ -219,7 +219,7 @@ template <element T = double>
 [[nodiscard]] auto eye(std::size_t rows, std::size_t columns, std::int64_t k = 0) {
   const auto cols = static_cast<std::int64_t>(columns == 0 ? 1 : columns);  // an empty matrix never evaluates it
   return cast<T>(detail::map_t<fn::eye_at, bool, type_list<std::int64_t, std::int64_t, std::int64_t>, iota_node<2>,
-                          constant<std::int64_t>, constant<std::int64_t>>(
+                               constant<std::int64_t>, constant<std::int64_t>>(
       iota_node<2>(dims{rows, columns}), constant<std::int64_t>(cols), constant<std::int64_t>(k)));
 }
 template <element T = double>

@@ -24,7 +24,6 @@
 #pragma once
 
 #include <array>
-#include <limits>
 #include <type_traits>
 
 #include "fusor/expr/elementwise.hpp"

@@ -58,12 +58,9 @@ template <class X>
 inline constexpr bool is_elementwise_v = false;
 template <class T, int N>
 inline constexpr bool is_elementwise_v<input<T, N>> = true;
-template <auto Tag>
-inline constexpr bool is_elementwise_v<basic_shared_leaf<Tag>> = true;
-template <class E, std::size_t N>
-inline constexpr bool is_elementwise_v<tensor_leaf<E, N>> = true;
-template <element E>
-inline constexpr bool is_elementwise_v<number_leaf<E>> = true;
+template <class L>
+  requires is_basic_shared_leaf_v<L>
+inline constexpr bool is_elementwise_v<L> = true;
 template <element E>
 inline constexpr bool is_elementwise_v<constant<E>> = true;
 template <int N>

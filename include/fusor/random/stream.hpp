@@ -61,8 +61,9 @@ class random_stream {
   template <class F, class T, int N>
   auto draw(const dims& shape, T a, T b) {
     static_assert(std::is_floating_point_v<T>, "fusor::random_stream: uniform and normal draw float or double");
-    using node = ::fusor::detail::map_t<F, T, type_list<std::int64_t, std::uint64_t, std::uint64_t, T, T>, iota_node<N>,
-                          shared_leaf<state_type>, constant<std::uint64_t>, constant<T>, constant<T>>;
+    using node = ::fusor::detail::map_t<F, T, type_list<std::int64_t, std::uint64_t, std::uint64_t, T, T>,
+                                        iota_node<N>, shared_leaf<state_type>, constant<std::uint64_t>, constant<T>,
+                                        constant<T>>;
     return node(iota_node<N>(shape), shared_leaf<state_type>(state_), constant<std::uint64_t>(next_key()),
                 constant<T>(a), constant<T>(b));
   }
@@ -70,8 +71,9 @@ class random_stream {
   auto bernoulli_draw(double p, const dims& shape) {
     if (!(p >= 0.0 && p <= 1.0))
       throw value_error("fusor::random_stream::bernoulli: p must be in [0, 1], got " + std::to_string(p));
-    using node = ::fusor::detail::map_t<fn::bernoulli_at, bool, type_list<std::int64_t, std::uint64_t, std::uint64_t, double>,
-                          iota_node<N>, shared_leaf<state_type>, constant<std::uint64_t>, constant<double>>;
+    using node = ::fusor::detail::map_t<fn::bernoulli_at, bool,
+                                        type_list<std::int64_t, std::uint64_t, std::uint64_t, double>, iota_node<N>,
+                                        shared_leaf<state_type>, constant<std::uint64_t>, constant<double>>;
     return node(iota_node<N>(shape), shared_leaf<state_type>(state_), constant<std::uint64_t>(next_key()),
                 constant<double>(p));
   }

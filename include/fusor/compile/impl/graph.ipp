@@ -63,18 +63,16 @@ FUSOR_RUNTIME bool graph_builder_base::describe_given(std::uint64_t id, graph_no
 FUSOR_RUNTIME void graph_builder_base::describe_map(graph_node& n, std::string_view symbol, bool infix,
                                                    unsigned parenthesized, arith arithmetic) {
   n.elementwise = true;
+  n.arithmetic = arithmetic;
   std::array<std::string_view, max_arity> texts;
+  unsigned zero_terms = 0;  // a sum's operands that are known zeros (closed gates)
   for (int c = 0; c < n.arity; ++c) {
     const graph_node& operand = g_[n.child[static_cast<std::size_t>(c)]];
     n.elementwise = n.elementwise && operand.elementwise;
     texts[static_cast<std::size_t>(c)] = operand.text;
+    if (arithmetic == arith::plus && operand.zero) zero_terms |= 1u << c;
   }
-  n.arithmetic = arithmetic;
-  unsigned zero_terms = 0;
-  if (arithmetic == arith::plus) {
-    for (int c = 0; c < n.arity; ++c) zero_terms |= (g_[n.child[static_cast<std::size_t>(c)]].zero ? 1u : 0u) << c;
-    n.zero = zero_terms == 3u;
-  }
+  if (arithmetic == arith::plus) n.zero = zero_terms == 3u;
   n.text = map_text(symbol, infix, std::span<const std::string_view>(texts.data(), static_cast<std::size_t>(n.arity)),
                     parenthesized, zero_terms);
 }
