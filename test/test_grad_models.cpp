@@ -8,11 +8,16 @@
 // Tolerance and step: verify_grad.hpp.
 #include <doctest/doctest.h>
 
+#include <cxxabi.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <regex>
 #include <string>
 #include <tuple>
+#include <type_traits>
+#include <typeinfo>
 
 #include <fusor/fusor.hpp>
 
@@ -27,6 +32,15 @@ namespace {
 bool has_zero_term(const std::string& text) {
   static const std::regex zero_term(R"((^|[ (])0 \+ |\+ 0($|[ ),]))");
   return std::regex_search(text, zero_term);
+}
+
+std::string demangled(const std::type_info& type) {
+  int status = 0;
+  char* text = abi::__cxa_demangle(type.name(), nullptr, nullptr, &status);
+  REQUIRE(status == 0);
+  std::string out(text);
+  std::free(text);
+  return out;
 }
 }  // namespace
 
@@ -199,4 +213,48 @@ TEST_CASE("a two-layer perceptron's gradients equal the hand-written backpropaga
   CHECK(reductions_of_constants == 0);
   CHECK(xt::allclose(b1.get_value(), b1_0 - 0.1 * g2, 1e-12, 1e-14));
   CHECK(xt::allclose(b2.get_value(), b2_0 - 0.1 * g4, 1e-12, 1e-14));
+}
+
+TEST_CASE("a gradient's type is named by its cost, not spelled out: its name stays short") {
+  // The perceptron again: each weight's gradient repeats the forward
+  // expression once per local derivative. grad returns references spelled
+  // by a name (gradient_of: the cost and the targets' leaves), and the
+  // contributions below a cut point read its adjoint by a name too
+  // (adjoint_of), so every type and function over a gradient — the tuple,
+  // std::get, an update by it, the function's type — is named briefly (the
+  // symbol table, and the debug information that -g writes).
+  auto W1 = fusor::shared(mat(4, 3, -1, 1, 41), "W1");
+  auto b1 = fusor::shared(vec(3, -0.1, 0.1, 42), "b1");
+  auto W2 = fusor::shared(mat(3, 2, -1, 1, 43), "W2");
+  auto b2 = fusor::shared(vec(2, -0.1, 0.1, 44), "b2");
+  fusor::matrix<double> x{"x"}, y{"y"};
+  const auto h = fusor::maximum(fusor::dot(x, W1) + b1, 0.0);
+  const auto cost = -fusor::mean(fusor::sum(y * fusor::log_softmax(fusor::dot(h, W2) + b2, 1), 1));
+  auto [gW1, gb1, gW2, gb2] = fusor::grad(cost, W1, b1, W2, b2);
+  using G = std::remove_cvref_t<decltype(gW1)>;
+  static_assert(fusor::is_ref_v<G>);
+  // As a debugger or the debug information spells them (not the mangled
+  // names, which abbreviate repeats).
+  const std::string name = demangled(typeid(G)), spelled = demangled(typeid(typename G::target_type)),
+                    cost_name = demangled(typeid(cost));
+  INFO("gradient: ", name.size(), " characters; spelled out: ", spelled.size(), "; cost: ", cost_name.size());
+  CHECK(name.size() < 2 * cost_name.size() + 400);  // the cost, once
+  CHECK(spelled.size() > 4 * name.size());          // what the name saves
+  CHECK(spelled.find("adjoint_of") != std::string::npos);
+  CHECK(name.find("gradient_of") != std::string::npos);
+  // A reference under a name is the gradient itself: the same values, the
+  // same plan as the expression it names.
+  auto named = fusor::function(fusor::inputs(x, y), fusor::outputs(gW1, gb1, gW2, gb2));
+  auto spelled_out = fusor::function(fusor::inputs(x, y),
+                                     fusor::outputs(gW1.target(), gb1.target(), gW2.target(), gb2.target()));
+  const xt::xtensor<double, 2> xv = mat(5, 4, -1, 1, 45);
+  const xt::xtensor<double, 2> yv{{1, 0}, {0, 1}, {0, 1}, {1, 0}, {1, 0}};
+  auto [n1, n2, n3, n4] = named(xv, yv);
+  auto [s1, s2, s3, s4] = spelled_out(xv, yv);
+  CHECK(n1 == s1);
+  CHECK(n2 == s2);
+  CHECK(n3 == s3);
+  CHECK(n4 == s4);
+  CHECK(xt::amax(xt::abs(n1))() > 0.0);
+  CHECK(named.plan() == spelled_out.plan());
 }

@@ -35,7 +35,7 @@ template <class A>
 inline constexpr bool written_infix = A::infix;
 /// A reference prints as its target (`(1 - y) * s`, not `1 - y * s`).
 template <class X>
-inline constexpr bool written_infix<ref_node<X>> = written_infix<X>;
+inline constexpr bool written_infix<ref_node<X>> = written_infix<typename ref_node<X>::target_type>;
 
 /// Whether a node may be a closed gate of a gradient (a zero that reads
 /// nothing, printed as 0) or a sum of such: a sum prints without it.
@@ -44,7 +44,7 @@ inline constexpr bool may_be_closed_gate = false;
 template <class C>
 inline constexpr bool may_be_closed_gate<gate_node<C>> = true;
 template <class X>
-inline constexpr bool may_be_closed_gate<ref_node<X>> = may_be_closed_gate<X>;
+inline constexpr bool may_be_closed_gate<ref_node<X>> = may_be_closed_gate<typename ref_node<X>::target_type>;
 template <class S, class A, class B>
 inline constexpr bool may_be_closed_gate<map_node<fn::plus, S, A, B>> = may_be_closed_gate<A> && may_be_closed_gate<B>;
 }  // namespace detail

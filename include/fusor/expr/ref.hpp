@@ -6,6 +6,15 @@
 // copy the sub-tree — the objects of a two-layer perceptron's gradients ran to
 // megabytes. ref(x) holds one copy of x, shared; in every other respect it is
 // x: the same node of a function's graph, the same kernel, the same text.
+//
+// A reference's type may also be spelled by a *name* for its target's type
+// (a gradient's: grad/reverse.hpp): a class with a member `named_type`, so
+// that ref_node<name> refers to a name::named_type. The name is short where
+// the target's type is not: a gradient's type repeats its forward expression
+// (tens of kilobytes written out, for a two-layer perceptron), and every
+// type and function over the reference — a std::tuple of gradients and its
+// machinery, an update of a variable by one, a function's type — is named by
+// it, in the symbol table and, with -g, in the debug information.
 #pragma once
 
 #include <atomic>
@@ -18,6 +27,17 @@
 namespace fusor {
 
 namespace detail {
+/// What a ref_node<S> refers to: S itself, or the type S names. Overloads
+/// in decltype, not a trait class: a class instantiated per reference would
+/// be one more name per reference's type in the debug information.
+template <class S>
+S ref_target_of(const S*);
+template <class S>
+  requires requires { typename S::named_type; }
+typename S::named_type ref_target_of(const S*);
+template <class S>
+using ref_target_t = decltype(detail::ref_target_of(static_cast<const S*>(nullptr)));
+
 /// The shared part of a ref_node: a count and how to destroy the block. Not
 /// std::shared_ptr: its control block is a class template per referred type
 /// with a vtable, type information and about fifteen functions (allocation,
@@ -28,11 +48,13 @@ struct ref_block {
   std::atomic<long> count{1};
   void (*destroy)(ref_block*) noexcept = nullptr;
 };
-template <class X>
+/// S: the reference's spelling (ref_target_t<S> is held), so that the
+/// holder of a named target is named as briefly as its reference.
+template <class S>
 struct ref_holder : ref_block {
-  explicit ref_holder(X&& x) : value(FUSOR_MOVE(x)) { destroy = &destroy_ref; }
+  explicit ref_holder(ref_target_t<S>&& x) : value(FUSOR_MOVE(x)) { destroy = &destroy_ref; }
   static void destroy_ref(ref_block* b) noexcept { delete static_cast<ref_holder*>(b); }
-  X value;
+  ref_target_t<S> value;
 };
 inline void retain(ref_block* b) noexcept {
   if (b) b->count.fetch_add(1, std::memory_order_relaxed);
@@ -42,15 +64,16 @@ inline void release(ref_block* b) noexcept {
 }
 }  // namespace detail
 
-template <class X>
+/// S: the target's type, or a name for it (above).
+template <class S>
 class ref_node : public expression_base {
  public:
-  using value_type = value_type_t<X>;
-  using target_type = X;
-  static constexpr int rank = X::rank;
+  using target_type = detail::ref_target_t<S>;
+  using value_type = value_type_t<target_type>;
+  static constexpr int rank = target_type::rank;
 
-  explicit ref_node(X x) {
-    auto* h = new detail::ref_holder<X>(FUSOR_MOVE(x));
+  explicit ref_node(target_type x) {
+    auto* h = new detail::ref_holder<S>(FUSOR_MOVE(x));
     block_ = h;
     target_ = &h->value;
   }
@@ -65,12 +88,12 @@ class ref_node : public expression_base {
 
   /// The expression referred to (also `arg()`, for the walks that look below
   /// a node: a reference is transparent to them).
-  const X& target() const noexcept { return *target_; }
-  const X& arg() const noexcept { return *target_; }
+  const target_type& target() const noexcept { return *target_; }
+  const target_type& arg() const noexcept { return *target_; }
 
   // The node protocol (expr/node.hpp): its target, as if written in its place.
   static constexpr bool holds = true;
-  using operand_types = detail::tlist<X>;
+  using operand_types = detail::tlist<target_type>;
   auto held() const noexcept { return detail::held(*target_); }
   template <class H>
   auto remake(H h) const {
@@ -80,7 +103,7 @@ class ref_node : public expression_base {
 
  private:
   detail::ref_block* block_ = nullptr;
-  const X* target_ = nullptr;
+  const target_type* target_ = nullptr;
 };
 
 template <class X>

@@ -70,7 +70,7 @@ inline constexpr bool is_elementwise_v<map_node<Fn, S, A...>> = (is_elementwise_
 template <element T, class A>
 inline constexpr bool is_elementwise_v<cast_node<T, A>> = is_elementwise_v<A>;
 template <class X>
-inline constexpr bool is_elementwise_v<ref_node<X>> = is_elementwise_v<X>;
+inline constexpr bool is_elementwise_v<ref_node<X>> = is_elementwise_v<typename ref_node<X>::target_type>;
 
 /// The broadcastable pattern (Theano's) an expression has, right-aligned to
 /// `rank` axes: axis d is broadcastable when every operand that has it is.

@@ -71,7 +71,7 @@ struct may_be_closed : std::false_type {};
 template <class C>
 struct may_be_closed<gate_node<C>> : std::true_type {};
 template <class X>
-struct may_be_closed<ref_node<X>> : may_be_closed<X> {};
+struct may_be_closed<ref_node<X>> : may_be_closed<typename ref_node<X>::target_type> {};
 template <class S, class A, class B>
 struct may_be_closed<map_node<fn::plus, S, A, B>>
     : std::bool_constant<may_be_closed<A>::value && may_be_closed<B>::value> {};

@@ -641,24 +641,82 @@ auto cut_adjoint(const Cost& cost, const Sites& sites, const Seed& seed, std::si
   }(std::index_sequence_for<Before...>{});
 }
 
+template <std::size_t I, class Cost, class Leaves>
+struct adjoint_of;
+
+/// A cut point's adjoint held by a reference spelled by its name (adjoint_of):
+/// the contributions below the cut point, and so the gradients, are named by
+/// the name, not by the adjoint's type.
+template <class Name>
+none named_part(none) {
+  return {};
+}
+template <class Name, class E, bool L, bool S>
+part<ref_node<Name>, L, S> named_part(part<E, L, S> p) {
+  return {ref_node<Name>(FUSOR_MOVE(p.e))};
+}
+template <class Name, class P>
+using named_part_t = decltype(named_part<Name>(std::declval<P>()));
+
 /// The adjoints of every cut point, in order, one array per cut point (an
-/// entry per occurrence; only the first occurrence of each value is open).
-/// The ones computed so far are passed on as a pack: one tuple is built at
-/// the end, not one per cut point (an operand_tuple: its element types are
-/// gradients, core/operand_tuple.hpp says why not a std::tuple).
-template <class Cuts, class Cost, class Sites, class Seed, class... Before>
+/// entry per occurrence; only the first occurrence of each value is open),
+/// each held under its name (adjoint_of<I, Cost, Leaves>, Leaves the targets'
+/// leaf types). The ones computed so far are passed on as a pack: one tuple
+/// is built at the end, not one per cut point (an operand_tuple, not a
+/// std::tuple: core/operand_tuple.hpp says why).
+template <class Cuts, class Leaves, class Cost, class Sites, class Seed, class... Before>
 auto cut_adjoints(const Cost& cost, const Sites& sites, const Seed& seed, Before... before) {
   constexpr std::size_t I = sizeof...(Before);
   if constexpr (I == Cuts::size) {
     return detail::operand_tuple<Before...>(FUSOR_MOVE(before)...);
   } else {
     constexpr std::size_t M = std::tuple_element_t<I, Sites>::size;
+    using name = adjoint_of<I, Cost, Leaves>;
     auto adj = [&]<std::size_t... J>(std::index_sequence<J...>) {
-      return std::array{cut_adjoint<I, Cuts>(cost, sites, seed, J, before...)...};
+      return std::array{named_part<name>(cut_adjoint<I, Cuts>(cost, sites, seed, J, before...))...};
     }(std::make_index_sequence<M>{});
-    return cut_adjoints<Cuts>(cost, sites, seed, FUSOR_MOVE(before)..., FUSOR_MOVE(adj));
+    return cut_adjoints<Cuts, Leaves>(cost, sites, seed, FUSOR_MOVE(before)..., FUSOR_MOVE(adj));
   }
 }
+
+/// The types grad computes before the cut points' adjoints, for `Cost` and
+/// the targets' leaves `W...`: the cut points, their occurrences, the seed.
+template <class Cost, class... W>
+struct cut_types {
+  using C = value_type_t<Cost>;
+  using cut_info = cuts_of<Cost, tlist<W...>>;
+  using cuts = typename cut_info::type;
+  using sites = decltype(sites_of<cut_info>(std::declval<const Cost&>(), cuts{}));
+  using seed = decltype(make_part<false, false>(cast<C>(constant<C>(C(1)))));
+};
+
+/// Cut point I's adjoint, as cut_adjoints computes it from the adjoints of
+/// the cut points before it (each under its name), and as it holds it.
+template <std::size_t I, class Cost, class Leaves>
+struct adjoint_types;
+template <std::size_t I, class Cost, class... W>
+struct adjoint_types<I, Cost, tlist<W...>> {
+  using types = cut_types<Cost, W...>;
+  template <std::size_t... K>
+  static auto computed(std::index_sequence<K...>)
+      -> decltype(cut_adjoint<I, typename types::cuts>(
+          std::declval<const Cost&>(), std::declval<const typename types::sites&>(),
+          std::declval<const typename types::seed&>(), std::size_t{},
+          std::declval<const typename adjoint_types<K, Cost, tlist<W...>>::held&>()...));
+  using computed_part = decltype(computed(std::make_index_sequence<I>{}));
+  using held = std::array<named_part_t<adjoint_of<I, Cost, tlist<W...>>, computed_part>,
+                          std::tuple_element_t<I, typename types::sites>::size>;
+};
+
+/// A name for the type of cut point I's adjoint in the gradient of `Cost`
+/// with respect to targets whose leaves are `Leaves` (a tlist): the
+/// contributions below the cut point read it by a reference spelled by this
+/// name, so the gradients' types spell it once, not the adjoint's type once
+/// per contribution (gradient_of says why that matters).
+template <std::size_t I, class Cost, class Leaves>
+struct adjoint_of {
+  using named_type = decltype(std::declval<typename adjoint_types<I, Cost, Leaves>::computed_part>().e);
+};
 
 /// Whether a target may be differentiated against; a refusal says why. A
 /// constexpr function, so that grad_all instantiates it at once, before any
@@ -697,10 +755,66 @@ auto target_gradient(const Cost& cost, const Sites& sites, const Seed& seed, con
   }
 }
 
-/// The gradients of one cost with respect to several targets: the cut
+/// The types grad computes for `Cost` and the targets' leaves `W...`: its cut
+/// points, their adjoints and each target's gradient. One place, so that a
+/// gradient's name (gradient_of) names the type grad_leaves builds.
+template <class Cost, class... W>
+struct gradient_types : cut_types<Cost, W...> {
+  using types = cut_types<Cost, W...>;
+  using adjoints = decltype(cut_adjoints<typename types::cuts, tlist<W...>>(
+      std::declval<const Cost&>(), std::declval<const typename types::sites&>(),
+      std::declval<const typename types::seed&>()));
+  template <std::size_t K>
+  using gradient = decltype(target_gradient<typename types::cuts>(
+      std::declval<const Cost&>(), std::declval<const typename types::sites&>(),
+      std::declval<const typename types::seed&>(), std::declval<const adjoints&>(),
+      std::declval<const std::tuple_element_t<K, std::tuple<W...>>&>()));
+};
+
+}  // namespace detail::ad
+
+/// A name for the type of the gradient of `Cost` with respect to the K-th of
+/// the targets whose leaves are `W...`: what grad returns is a reference
+/// spelled by this name (ref_node<gradient_of<...>>, expr/ref.hpp), not by
+/// the gradient's own type. That type repeats the forward expression once per
+/// local derivative (75 KB written out for each weight of a two-layer
+/// perceptron); this name spells the cost once. Every type and function over
+/// a gradient — the std::tuple grad returns and std::get, an update by the
+/// gradient, the function's type — is named by it, in the symbol table and
+/// in the debug information. The walks below the reference see the gradient
+/// itself.
+template <std::size_t K, class Cost, class... W>
+struct gradient_of {
+  using named_type = typename detail::ad::gradient_types<Cost, W...>::template gradient<K>;
+};
+
+namespace detail::ad {
+
+/// The gradients of one cost with respect to the targets' leaves: the cut
 /// points of all of them, their adjoints computed once and shared (one node
 /// in a function's graph, whichever gradients read it), then one walk per
-/// target.
+/// target, each gradient held by a reference under its name (gradient_of).
+template <class Cost, class... W>
+auto grad_leaves(const Cost& cost, const W&... leaves) {
+  using types = gradient_types<Cost, W...>;
+  using C = typename types::C;
+  using cuts = typename types::cuts;
+  const auto sites = sites_of<typename types::cut_info>(cost, cuts{});
+  // The seed: d cost / d cost = 1, as a rank-0 value of the cost's dtype
+  // (not a weak number: derivatives keep the cost's dtype).
+  const auto seed = make_part<false, false>(cast<C>(constant<C>(C(1))));
+  const auto adjoints = cut_adjoints<cuts, tlist<W...>>(cost, sites, seed);
+  return [&]<std::size_t... K>(std::index_sequence<K...>) {
+    if constexpr (sizeof...(W) == 1)
+      return ref_node<gradient_of<0, Cost, W...>>(target_gradient<cuts>(cost, sites, seed, adjoints, leaves...));
+    else
+      return std::make_tuple(
+          ref_node<gradient_of<K, Cost, W...>>(target_gradient<cuts>(cost, sites, seed, adjoints, leaves))...);
+  }(std::index_sequence_for<W...>{});
+}
+
+/// The gradients of one cost with respect to several targets, after the
+/// checks that each may be differentiated against.
 template <class Cost, class... Targets>
 auto grad_all(const Cost& cost, const Targets&... targets) {
   using C = value_type_t<Cost>;
@@ -715,15 +829,7 @@ auto grad_all(const Cost& cost, const Targets&... targets) {
     if constexpr (sizeof...(Targets) == 1) return target_leaf(targets...);
     else return std::make_tuple(target_leaf(targets)...);
   } else {
-    using CutInfo = cuts_of<Cost, tlist<decltype(target_leaf(targets))...>>;
-    using Cuts = typename CutInfo::type;
-    const auto sites = sites_of<CutInfo>(cost, Cuts{});
-    // The seed: d cost / d cost = 1, as a rank-0 value of the cost's dtype
-    // (not a weak number: derivatives keep the cost's dtype).
-    const auto seed = make_part<false, false>(cast<C>(constant<C>(C(1))));
-    const auto adjoints = cut_adjoints<Cuts>(cost, sites, seed);
-    if constexpr (sizeof...(Targets) == 1) return target_gradient<Cuts>(cost, sites, seed, adjoints, targets...);
-    else return std::make_tuple(target_gradient<Cuts>(cost, sites, seed, adjoints, targets)...);
+    return grad_leaves(cost, target_leaf(targets)...);
   }
 }
 

@@ -44,8 +44,10 @@ struct negation_of<map_node<fn::negate, R, A>> {
   static const A& operand(const map_node<fn::negate, R, A>& e) { return detail::get<0>(e.args()); }
 };
 template <class X>
-struct negation_of<ref_node<X>> : negation_of<X> {
-  static const auto& operand(const ref_node<X>& e) { return negation_of<X>::operand(e.target()); }
+struct negation_of<ref_node<X>> : negation_of<typename ref_node<X>::target_type> {
+  static const auto& operand(const ref_node<X>& e) {
+    return negation_of<typename ref_node<X>::target_type>::operand(e.target());
+  }
 };
 template <class G>
 auto negated(const G& g) {

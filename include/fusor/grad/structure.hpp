@@ -105,7 +105,7 @@ struct heavy<cast_node<T, A>> : heavy<A> {};
 template <class C>
 struct heavy<gate_node<C>> : heavy<C> {};
 template <class X>
-struct heavy<ref_node<X>> : heavy<X> {};
+struct heavy<ref_node<X>> : heavy<typename ref_node<X>::target_type> {};
 
 /// Every node type of X's tree, in pre-order, with repeats.
 template <class... L>

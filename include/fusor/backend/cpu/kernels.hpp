@@ -84,7 +84,7 @@ struct evaluator_of<zeros_of_node<T, L>> {
   using type = scalar_leaf<T>;
 };
 template <class X>
-struct evaluator_of<ref_node<X>> : evaluator_of<X> {};
+struct evaluator_of<ref_node<X>> : evaluator_of<typename ref_node<X>::target_type> {};
 template <class X>
 using evaluator_t = typename evaluator_of<X>::type;
 
