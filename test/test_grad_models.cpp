@@ -233,6 +233,9 @@ TEST_CASE("a gradient's type is named by its cost, not spelled out: its name sta
   auto [gW1, gb1, gW2, gb2] = fusor::grad(cost, W1, b1, W2, b2);
   using G = std::remove_cvref_t<decltype(gW1)>;
   static_assert(fusor::is_ref_v<G>);
+  // A function's rewrites rebuild the gradient (it holds a log), and find
+  // nothing to change: the rebuilt reference keeps its name.
+  static_assert(std::is_same_v<fusor::stabilized_t<G>, G>);
   // As a debugger or the debug information spells them (not the mangled
   // names, which abbreviate repeats).
   const std::string name = demangled(typeid(G)), spelled = demangled(typeid(typename G::target_type)),

@@ -95,9 +95,13 @@ class ref_node : public expression_base {
   static constexpr bool holds = true;
   using operand_types = detail::tlist<target_type>;
   auto held() const noexcept { return detail::held(*target_); }
+  /// The reference to `h`, the target rebuilt (a rewrite, a substitution):
+  /// under the same name when `h` is of the target's type, so that a rewrite
+  /// that changes nothing in a gradient leaves its type short.
   template <class H>
   auto remake(H h) const {
-    return ref_node<H>(FUSOR_MOVE(h));
+    if constexpr (std::is_same_v<H, target_type>) return ref_node(FUSOR_MOVE(h));
+    else return ref_node<H>(FUSOR_MOVE(h));
   }
   std::string str() const { return target_->str(); }
 
