@@ -42,6 +42,20 @@ std::string demangled(const std::type_info& type) {
   std::free(text);
   return out;
 }
+
+/// The variables of a two-layer perceptron (4 features, 3 hidden units, 2
+/// classes), drawn from `seed` on.
+struct perceptron {
+  explicit perceptron(int seed)
+      : W1(fusor::shared(mat(4, 3, -1, 1, seed), "W1")),
+        b1(fusor::shared(vec(3, -0.1, 0.1, seed + 1), "b1")),
+        W2(fusor::shared(mat(3, 2, -1, 1, seed + 2), "W2")),
+        b2(fusor::shared(vec(2, -0.1, 0.1, seed + 3), "b2")) {}
+  fusor::shared<xt::xtensor<double, 2>> W1;
+  fusor::shared<xt::xtensor<double, 1>> b1;
+  fusor::shared<xt::xtensor<double, 2>> W2;
+  fusor::shared<xt::xtensor<double, 1>> b2;
+};
 }  // namespace
 
 TEST_CASE("the gradient is an expression: it prints, fuses, and trains as an update") {
@@ -147,10 +161,7 @@ TEST_CASE("stop_gradient, disconnected targets and nodes without a gradient") {
 
 TEST_CASE("a two-layer perceptron's gradients equal the hand-written backpropagation") {
   // 5 samples, 4 features, 3 hidden units (ReLU), 2 classes, softmax cross-entropy
-  auto W1 = fusor::shared(mat(4, 3, -1, 1, 31), "W1");
-  auto b1 = fusor::shared(vec(3, -0.1, 0.1, 32), "b1");
-  auto W2 = fusor::shared(mat(3, 2, -1, 1, 33), "W2");
-  auto b2 = fusor::shared(vec(2, -0.1, 0.1, 34), "b2");
+  auto [W1, b1, W2, b2] = perceptron(31);
   fusor::matrix<double> x{"x"}, y{"y"};
   const auto a1 = fusor::dot(x, W1) + b1;
   const auto h = fusor::maximum(a1, 0.0);
@@ -223,10 +234,7 @@ TEST_CASE("a gradient's type is named by its cost, not spelled out: its name sta
   // (adjoint_of), so every type and function over a gradient — the tuple,
   // std::get, an update by it, the function's type — is named briefly (the
   // symbol table, and the debug information that -g writes).
-  auto W1 = fusor::shared(mat(4, 3, -1, 1, 41), "W1");
-  auto b1 = fusor::shared(vec(3, -0.1, 0.1, 42), "b1");
-  auto W2 = fusor::shared(mat(3, 2, -1, 1, 43), "W2");
-  auto b2 = fusor::shared(vec(2, -0.1, 0.1, 44), "b2");
+  auto [W1, b1, W2, b2] = perceptron(41);
   fusor::matrix<double> x{"x"}, y{"y"};
   const auto h = fusor::maximum(fusor::dot(x, W1) + b1, 0.0);
   const auto cost = -fusor::mean(fusor::sum(y * fusor::log_softmax(fusor::dot(h, W2) + b2, 1), 1));
