@@ -838,6 +838,8 @@ auto grad_all(const Cost& cost, const Targets&... targets) {
 /// The gradient of a rank-0 `cost` with respect to a shared variable or a
 /// symbolic input `w`: an expression of w's shape and dtype. With several
 /// targets, a tuple in their order: `auto [gw, gb] = fusor::grad(cost, w, b);`.
+/// Each is a ref_node<gradient_of<K, ...>>: the gradient under a short name
+/// (gradient_of above); `g.target()` is the expression itself.
 ///
 /// A target that does not appear in the cost (Theano's disconnected input)
 /// is a fusor::value_error when grad is called; a cost that is not rank 0, an
