@@ -594,22 +594,43 @@ auto target_leaf(const T& t) {
   else return t;
 }
 
-/// The occurrences of every cut type in `cost` that an adjoint can reach, in
-/// pre-order (cut_sites); CutInfo is the cuts_of that chose them.
-template <class CutInfo, class Cost, class... S>
-auto sites_of(const Cost& cost, tlist<S...>) {
-  detail::operand_tuple<cut_sites<S, CutInfo::template live_count<S>()>...> sites;
-  std::array<std::size_t, sizeof...(S) + 1> filled{};
-  visit_live_nodes(cost, [&](const auto& node) {
-    using N = std::remove_cvref_t<decltype(node)>;
-    constexpr int i = index_in<N, tlist<S...>>::value;
+/// The sites of the cut types S... that CutInfo (a cuts_of) chose: a type only.
+template <class CutInfo, class... S>
+detail::operand_tuple<cut_sites<S, CutInfo::template live_count<S>()>...> sites_type_of(tlist<S...>);
+
+/// Records each occurrence of a cut type that visit_live_nodes meets in its
+/// site. A class named by the cost and the targets' leaves (Leaves, a tlist),
+/// not a lambda: visit_live_nodes is one function per node type of the cost,
+/// each named by its visitor, and a lambda is named by its enclosing
+/// function, whose cuts_of spells the cost's every node type.
+template <class Cost, class Leaves>
+struct site_recorder {
+  using cut_info = cuts_of<Cost, Leaves>;
+  using cuts = typename cut_info::type;
+  using sites_type = decltype(sites_type_of<cut_info>(cuts{}));
+  sites_type& sites;
+  std::array<std::size_t, cuts::size + 1>& filled;
+
+  template <class N>
+  void operator()(const N& node) const {
+    constexpr int i = index_in<N, cuts>::value;
     if constexpr (i >= 0) {
       auto& site = detail::get<static_cast<std::size_t>(i)>(sites);
       std::size_t& k = filled[static_cast<std::size_t>(i)];
       if (k < site.at.size()) site.at[k] = &node;
       ++k;
     }
-  });
+  }
+};
+
+/// The occurrences of every cut type in `cost` that an adjoint can reach, in
+/// pre-order (cut_sites), for the targets' leaf types Leaves (a tlist).
+template <class Cost, class Leaves>
+auto sites_of(const Cost& cost) {
+  using recorder = site_recorder<Cost, Leaves>;
+  typename recorder::sites_type sites;
+  std::array<std::size_t, recorder::cuts::size + 1> filled{};
+  visit_live_nodes(cost, recorder{sites, filled});
   [&]<std::size_t... I>(std::index_sequence<I...>) {
     (
         [&](auto& site, std::size_t count) {
@@ -623,7 +644,7 @@ auto sites_of(const Cost& cost, tlist<S...>) {
           }
         }(detail::get<I>(sites), filled[I]),
         ...);
-  }(std::index_sequence_for<S...>{});
+  }(std::make_index_sequence<recorder::cuts::size>{});
   return sites;
 }
 
@@ -686,7 +707,7 @@ struct cut_types {
   using C = value_type_t<Cost>;
   using cut_info = cuts_of<Cost, tlist<W...>>;
   using cuts = typename cut_info::type;
-  using sites = decltype(sites_of<cut_info>(std::declval<const Cost&>(), cuts{}));
+  using sites = decltype(sites_of<Cost, tlist<W...>>(std::declval<const Cost&>()));
   using seed = decltype(make_part<false, false>(cast<C>(constant<C>(C(1)))));
 };
 
@@ -799,7 +820,7 @@ auto grad_leaves(const Cost& cost, const W&... leaves) {
   using types = gradient_types<Cost, W...>;
   using C = typename types::C;
   using cuts = typename types::cuts;
-  const auto sites = sites_of<typename types::cut_info>(cost, cuts{});
+  const auto sites = sites_of<Cost, tlist<W...>>(cost);
   // The seed: d cost / d cost = 1, as a rank-0 value of the cost's dtype
   // (not a weak number: derivatives keep the cost's dtype).
   const auto seed = make_part<false, false>(cast<C>(constant<C>(C(1))));
