@@ -705,9 +705,8 @@ auto cut_adjoints(const Cost& cost, const Sites& sites, const Seed& seed, Before
 template <class Cost, class... W>
 struct cut_types {
   using C = value_type_t<Cost>;
-  using cut_info = cuts_of<Cost, tlist<W...>>;
-  using cuts = typename cut_info::type;
-  using sites = decltype(sites_of<Cost, tlist<W...>>(std::declval<const Cost&>()));
+  using cuts = typename site_recorder<Cost, tlist<W...>>::cuts;
+  using sites = typename site_recorder<Cost, tlist<W...>>::sites_type;  // what sites_of returns
   using seed = decltype(make_part<false, false>(cast<C>(constant<C>(C(1)))));
 };
 
@@ -780,7 +779,7 @@ auto target_gradient(const Cost& cost, const Sites& sites, const Seed& seed, con
 /// points, their adjoints and each target's gradient. One place, so that a
 /// gradient's name (gradient_of) names the type grad_leaves builds.
 template <class Cost, class... W>
-struct gradient_types : cut_types<Cost, W...> {
+struct gradient_types {
   using types = cut_types<Cost, W...>;
   using adjoints = decltype(cut_adjoints<typename types::cuts, tlist<W...>>(
       std::declval<const Cost&>(), std::declval<const typename types::sites&>(),
@@ -817,7 +816,7 @@ namespace detail::ad {
 /// target, each gradient held by a reference under its name (gradient_of).
 template <class Cost, class... W>
 auto grad_leaves(const Cost& cost, const W&... leaves) {
-  using types = gradient_types<Cost, W...>;
+  using types = cut_types<Cost, W...>;
   using C = typename types::C;
   using cuts = typename types::cuts;
   const auto sites = sites_of<Cost, tlist<W...>>(cost);
