@@ -221,25 +221,42 @@ struct cuts_of<Cost, tlist<W...>, tlist<X...>> {
   }
 
   /// Selected positions of the pre-order list, larger trees first; the count last.
+  /// Linear in the list's length: a second derivative's list runs to
+  /// thousands of positions, and a constant expression's evaluation is
+  /// bounded (clang stops at a million steps), so nothing here loops over
+  /// the whole list once per type.
   static constexpr std::array<std::size_t, n + 1> order = [] {
     constexpr std::array<bool, n> worth{
         (heavy<X>::value && reaches_any<X, tlist<W...>>::value && !is_one_of<X, tlist<W...>>::value &&
          !is_ref_v<X>)...};
-    // The candidates: heavy types on a path to a target that occur more
-    // than once; larger trees first (a type comes before those inside it).
-    std::array<std::size_t, n + 1> out{};
-    std::array<std::size_t, n> candidates{};
-    std::size_t m = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (ids[i] != i || !worth[i]) continue;  // a repeat, or nothing to share
-      if (live_occurrences(i) > 1) candidates[m++] = i;
+    // Per type (at its first position): its live occurrences not inside a
+    // later occurrence of a chosen cut point (below); per position: the next
+    // occurrence of its type (n: none).
+    std::array<std::size_t, n> remaining{};
+    std::array<std::size_t, n> next{};
+    std::array<std::size_t, n> last{};
+    for (std::size_t j = 0; j < n; ++j) {
+      next[j] = n;
+      if (live[j]) ++remaining[ids[j]];
+      if (ids[j] != j) next[last[ids[j]]] = j;
+      last[ids[j]] = j;
     }
-    for (std::size_t i = 1; i < m; ++i)  // stable insertion sort
-      for (std::size_t j = i; j > 0 && sizes[candidates[j]] > sizes[candidates[j - 1]]; --j) {
-        const std::size_t t = candidates[j];
-        candidates[j] = candidates[j - 1];
-        candidates[j - 1] = t;
-      }
+    // The candidates: heavy types on a path to a target that occur more
+    // than once; larger trees first (a type comes before those inside it),
+    // in the order of their first positions among equal sizes (a counting
+    // sort by size).
+    std::array<std::size_t, n> candidates{};
+    std::array<std::size_t, n + 1> start{};  // per size: where its candidates go
+    std::size_t m = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      if (ids[i] == i && worth[i] && remaining[i] > 1) ++start[sizes[i]], ++m;
+    for (std::size_t size = n + 1, at = 0; size-- > 0;) {
+      const std::size_t here = start[size];
+      start[size] = at;
+      at += here;
+    }
+    for (std::size_t i = 0; i < n; ++i)
+      if (ids[i] == i && worth[i] && remaining[i] > 1) candidates[start[sizes[i]]++] = i;
     // A candidate is a cut point when it occurs more than once in the tree
     // in which every cut point chosen before it is kept once: the walk below
     // a cut point goes on below one occurrence (per value), and a type that
@@ -249,21 +266,30 @@ struct cuts_of<Cost, tlist<W...>, tlist<X...>> {
     // next layer's, would be a cut point, and the adjoints' types would
     // compound from one to the next.)
     std::array<bool, n> inside_repeat{};  // below a later occurrence of a chosen cut point
+    std::array<std::size_t, n + 1> out{};
     std::size_t k = 0;
     for (std::size_t c = 0; c < m; ++c) {
       const std::size_t id = candidates[c];
-      std::size_t count = 0;
-      for (std::size_t j = 0; j < n; ++j) count += ids[j] == id && live[j] && !inside_repeat[j];
-      if (count < 2) continue;
+      if (remaining[id] < 2) continue;
       out[k++] = id;
       bool first = true;
-      for (std::size_t j = 0; j < n; ++j) {
-        if (ids[j] != id || !live[j] || inside_repeat[j]) continue;
+      for (std::size_t j = id; j < n; j = next[j]) {
+        if (!live[j] || inside_repeat[j]) continue;
         if (first) {
           first = false;
           continue;
         }
-        for (std::size_t q = j + 1; q < j + sizes[j] && q < n; ++q) inside_repeat[q] = true;
+        // Marks the tree below j. A marked position's whole tree is marked
+        // already (marks cover whole operand trees): skipped at once.
+        for (std::size_t q = j + 1; q < j + sizes[j] && q < n;) {
+          if (inside_repeat[q]) {
+            q += sizes[q];
+            continue;
+          }
+          inside_repeat[q] = true;
+          if (live[q]) --remaining[ids[q]];
+          ++q;
+        }
       }
     }
     out[n] = k;
