@@ -80,13 +80,35 @@ std::vector<std::uint64_t> value_key(const X& e) {
   return key;
 }
 
+/// A sum of contributions. Up to four are summed left to right; more, as the
+/// sum of the two halves, each summed the same way, so that the sum's type is
+/// about log2(N) sums deep instead of N. A second derivative through an
+/// operation read twice sums hundreds of contributions: nested left to right,
+/// they took the graph builder's walk past g++'s template depth of 900 and,
+/// unoptimised, this function's own recursion past a thread's 8 MB of stack
+/// (each level a frame holding every contribution still to come).
 template <class P0>
 auto sum_parts(P0 p0) {
   return p0;
 }
+template <std::size_t From, class T, std::size_t... K>
+auto sum_range(T& all, std::index_sequence<K...>);
 template <class P0, class P1, class... P>
 auto sum_parts(P0 p0, P1 p1, P... rest) {
-  return sum_parts(add(FUSOR_MOVE(p0), FUSOR_MOVE(p1)), FUSOR_MOVE(rest)...);
+  constexpr std::size_t n = 2 + sizeof...(P);
+  if constexpr (n <= 4) {
+    return sum_parts(add(FUSOR_MOVE(p0), FUSOR_MOVE(p1)), FUSOR_MOVE(rest)...);
+  } else {
+    fusor::detail::operand_tuple<P0, P1, P...> all(FUSOR_MOVE(p0), FUSOR_MOVE(p1), FUSOR_MOVE(rest)...);
+    constexpr std::size_t half = (n + 1) / 2;
+    return add(sum_range<0>(all, std::make_index_sequence<half>{}),
+               sum_range<half>(all, std::make_index_sequence<n - half>{}));
+  }
+}
+/// Contributions From, From + 1, ... of `all`, summed.
+template <std::size_t From, class T, std::size_t... K>
+auto sum_range(T& all, std::index_sequence<K...>) {
+  return sum_parts(FUSOR_MOVE(fusor::detail::get<From + K>(all))...);
 }
 
 /// Where a cut point's type occurs in the cost (grad/structure.hpp), in
@@ -679,6 +701,18 @@ part<ref_node<Name>, L, S> named_part(part<E, L, S> p) {
 template <class Name, class P>
 using named_part_t = decltype(named_part<Name>(std::declval<P>()));
 
+/// Cut point I's adjoint at occurrence j, under its name: a call of its own
+/// per occurrence, so that one adjoint's expression is on the stack at a
+/// time. (Written inside the braced list of every occurrence's adjoint, each
+/// expression was a temporary of that list, alive until the whole list was
+/// built: 5.7 MB of one frame for a second derivative through an operation
+/// read twice, at -O0, past a thread's 8 MB with the rest of the walk.)
+template <class Name, std::size_t I, class Cuts, class Cost, class Sites, class Seed, class... Before>
+auto named_cut_adjoint(const Cost& cost, const Sites& sites, const Seed& seed, std::size_t j,
+                       const Before&... before) {
+  return named_part<Name>(cut_adjoint<I, Cuts>(cost, sites, seed, j, before...));
+}
+
 /// The adjoints of every cut point, in order, one array per cut point (an
 /// entry per occurrence; only the first occurrence of each value is open),
 /// each held under its name (adjoint_of<I, Cost, Leaves>, Leaves the targets'
@@ -694,7 +728,7 @@ auto cut_adjoints(const Cost& cost, const Sites& sites, const Seed& seed, Before
     constexpr std::size_t M = std::tuple_element_t<I, Sites>::size;
     using name = adjoint_of<I, Cost, Leaves>;
     auto adj = [&]<std::size_t... J>(std::index_sequence<J...>) {
-      return std::array{named_part<name>(cut_adjoint<I, Cuts>(cost, sites, seed, J, before...))...};
+      return std::array{named_cut_adjoint<name, I, Cuts>(cost, sites, seed, J, before...)...};
     }(std::make_index_sequence<M>{});
     return cut_adjoints<Cuts, Leaves>(cost, sites, seed, FUSOR_MOVE(before)..., FUSOR_MOVE(adj));
   }
