@@ -2,7 +2,7 @@
 // reduction. The gradient holds the operation's adjoint as a cut point (summed
 // once, read where each occurrence needs it), and the second walk, over the
 // gradient's own tree, chooses its cut points again. That tree, written out
-// node by node, is thousands of nodes long (2 225 here), and the choice is a
+// node by node, is thousands of nodes long (2 249 here), and the choice is a
 // constant expression: it has to stay linear in the tree's length. (It was
 // quadratic once, and clang, which stops a constant expression at a million
 // steps, refused this unit; g++ compiled it.)
