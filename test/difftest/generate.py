@@ -1498,8 +1498,8 @@ class GradProgram:
         second derivative through one compiles in seconds (sum(e * e * e)
         with e = pad(w, ...), which took 121 s and 24 GB, in 12 s; see
         docs/compile-time.md), so such costs are checked too. (Until then
-        they were not, and the first campaign that checked them found a
-        second derivative that clang refused to compile.)"""
+        they were not; the first units that checked them found two second
+        derivatives that did not build, now test_grad_second*.cpp.)"""
         ops = [n for n in self.nodes if n.kind == 'op' and n.name in used]
         heavy = ('fusor::dot(', ' / (', 'fusor::pow(', 'fusor::log(', 'fusor::sqrt(', 'fusor::tan(')
         return sum(2 if any(h in n.cpp for h in heavy) else 1 for n in ops) <= 5

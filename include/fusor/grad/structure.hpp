@@ -245,18 +245,19 @@ struct cuts_of<Cost, tlist<W...>, tlist<X...>> {
     // than once; larger trees first (a type comes before those inside it),
     // in the order of their first positions among equal sizes (a counting
     // sort by size).
+    const auto candidate = [&](std::size_t i) { return ids[i] == i && worth[i] && remaining[i] > 1; };
     std::array<std::size_t, n> candidates{};
     std::array<std::size_t, n + 1> start{};  // per size: where its candidates go
     std::size_t m = 0;
     for (std::size_t i = 0; i < n; ++i)
-      if (ids[i] == i && worth[i] && remaining[i] > 1) ++start[sizes[i]], ++m;
+      if (candidate(i)) ++start[sizes[i]], ++m;
     for (std::size_t size = n + 1, at = 0; size-- > 0;) {
       const std::size_t here = start[size];
       start[size] = at;
       at += here;
     }
     for (std::size_t i = 0; i < n; ++i)
-      if (ids[i] == i && worth[i] && remaining[i] > 1) candidates[start[sizes[i]]++] = i;
+      if (candidate(i)) candidates[start[sizes[i]]++] = i;
     // A candidate is a cut point when it occurs more than once in the tree
     // in which every cut point chosen before it is kept once: the walk below
     // a cut point goes on below one occurrence (per value), and a type that
