@@ -8,7 +8,7 @@
 // steps, refused this unit; g++ compiled it.)
 //
 // A unit of its own, as test_grad_second_sums.cpp: each second derivative
-// takes about a minute and up to 2 GB to compile.
+// takes about a minute to compile, and 1-3 GB (clang with ASan, g++ at -Og).
 // Tolerance and step: verify_grad.hpp.
 #include <doctest/doctest.h>
 

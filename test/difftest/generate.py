@@ -1451,8 +1451,13 @@ class GradProgram:
         if kind == 'roll':
             return self.add('float64', a.shape, 'fusor::roll(%s, %d, %d)' % (a.name, r.choice([1, -2]),
                                                                               r.randrange(a.rank)))
-        widths = ', '.join('{%d, %d}' % (r.choice([0, 1]), r.choice([0, 2])) for _ in range(a.rank))
-        shape = tuple(('pad', d) for d in a.shape)
+        pads = [(r.choice([0, 1]), r.choice([0, 2])) for _ in range(a.rank)]
+        widths = ', '.join('{%d, %d}' % p for p in pads)
+        # The widths are part of the symbolic extent: two axes of one extent
+        # padded differently differ (without them, the dot of pad(w, {{1, 2},
+        # {1, 0}}) with itself, w square, was taken for aligned; found by a
+        # campaign, seed 200035).
+        shape = tuple(('pad', d, lo, hi) for d, (lo, hi) in zip(a.shape, pads))
         tail = 'fusor::edge' if kind == 'pad_edge' else '0.25'
         self.add('float64', shape, 'fusor::pad(%s, {%s}, %s)' % (a.name, widths, tail))
 

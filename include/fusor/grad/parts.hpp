@@ -17,6 +17,7 @@
 // when the contribution is known to be exact already.
 #pragma once
 
+#include <cstddef>
 #include <type_traits>
 #include <utility>
 
@@ -47,6 +48,25 @@ template <class P>
 inline constexpr bool is_larger_v = false;
 template <class E, bool S>
 inline constexpr bool is_larger_v<part<E, true, S>> = true;
+
+/// How many of P... are parts, and whether one of them may be larger than
+/// its node: counted over an array, not by a fold expression, which clang
+/// stops at 256 operands (the occurrences of one cut point of a second
+/// derivative run to hundreds).
+template <class... P>
+inline constexpr std::size_t part_count_v = [] {
+  constexpr bool is_part[] = {is_part_v<P>..., false};
+  std::size_t n = 0;
+  for (const bool b : is_part) n += b ? 1 : 0;
+  return n;
+}();
+template <class... P>
+inline constexpr bool any_larger_v = [] {
+  constexpr bool larger[] = {is_larger_v<P>..., false};
+  for (const bool b : larger)
+    if (b) return true;
+  return false;
+}();
 
 template <bool L, bool S, class E>
 part<E, L, S> make_part(E e) {

@@ -157,7 +157,7 @@ class walker {
   /// m of shape (3, 2), counted the second term three times.)
   template <class... P>
   auto sum_paths(P... p) {
-    if constexpr ((int(is_part_v<P>) + ... + 0) > 1 && (is_larger_v<P> || ...))
+    if constexpr (part_count_v<P...> > 1 && any_larger_v<P...>)
       return sum_parts(settled(FUSOR_MOVE(p))...);
     else
       return sum_parts(FUSOR_MOVE(p)...);
@@ -727,8 +727,13 @@ auto cut_adjoints(const Cost& cost, const Sites& sites, const Seed& seed, Before
   } else {
     constexpr std::size_t M = std::tuple_element_t<I, Sites>::size;
     using name = adjoint_of<I, Cost, Leaves>;
+    // The element type spelled, not deduced: std::array's deduction guide
+    // folds over every element, and clang stops a fold at 256 operands (a
+    // second derivative through a stack read twice and a pow has 539
+    // occurrences of one cut point).
+    using adjoint = decltype(named_cut_adjoint<name, I, Cuts>(cost, sites, seed, std::size_t{}, before...));
     auto adj = [&]<std::size_t... J>(std::index_sequence<J...>) {
-      return std::array{named_cut_adjoint<name, I, Cuts>(cost, sites, seed, J, before...)...};
+      return std::array<adjoint, M>{named_cut_adjoint<name, I, Cuts>(cost, sites, seed, J, before...)...};
     }(std::make_index_sequence<M>{});
     return cut_adjoints<Cuts, Leaves>(cost, sites, seed, FUSOR_MOVE(before)..., FUSOR_MOVE(adj));
   }
