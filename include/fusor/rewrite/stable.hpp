@@ -25,6 +25,7 @@
 #include <array>
 #include <tuple>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 
 #include "fusor/core/operand_tuple.hpp"
@@ -53,8 +54,9 @@ inline constexpr no_rewrites_t no_rewrites{0};
 
 namespace detail::rewrite {
 
+class rebuilt_refs;
 template <class X>
-auto stabilize(const X& e);
+auto stabilize(const X& e, rebuilt_refs& refs);
 
 template <class X>
 auto as_written(const X& x) {
@@ -79,25 +81,67 @@ inline constexpr bool is_map_of_v<map_node<F, S, A...>, F> = true;
 
 // ---------------------------------------------------------------- rebuilding, operands first
 
+/// The references (ref_node) one stabilize call has rebuilt, by their
+/// target: a target that several references share is rebuilt once, and its
+/// references share the rebuilt one, as they shared the original. (Rebuilt
+/// once per reference, a gradient's tree was stabilized as if written out:
+/// its adjoints refer to each other, and a second derivative through an
+/// operation read twice took 3.4 s at -O2, a minute under the sanitizers.)
+/// A reference's type decides its rebuilt type, and a target is one object,
+/// held by references of one type: its address is the key.
+class rebuilt_refs {
+ public:
+  rebuilt_refs() = default;
+  rebuilt_refs(const rebuilt_refs&) = delete;
+  rebuilt_refs& operator=(const rebuilt_refs&) = delete;
+  ~rebuilt_refs() {
+    for (auto& [target, done] : done_) done.destroy(done.node);
+  }
+
+  /// The reference `e` rebuilt: make() the first time its target is met.
+  template <class Ref, class Make>
+  auto rebuilt(const Ref& e, Make&& make) {
+    using R = decltype(make());
+    const void* const target = &e.target();
+    if (const auto it = done_.find(target); it != done_.end()) return *static_cast<const R*>(it->second.node);
+    R r = make();
+    auto* kept = new R(r);
+    try {
+      done_.emplace(target, entry{kept, [](void* node) noexcept { delete static_cast<R*>(node); }});
+    } catch (...) {
+      delete kept;
+      throw;
+    }
+    return r;
+  }
+
+ private:
+  struct entry {
+    void* node;
+    void (*destroy)(void*) noexcept;
+  };
+  std::unordered_map<const void*, entry> done_;
+};
+
 /// A held sub-expression, stabilized when it is a value operand (the node
 /// protocol lists those first, expr/node.hpp); one read for its shape only, as
 /// it is.
 template <bool Operand, class H>
-auto stabilized_if(const H& h) {
-  if constexpr (Operand) return stabilize(h);
+auto stabilized_if(const H& h, rebuilt_refs& refs) {
+  if constexpr (Operand) return stabilize(h, refs);
   else return h;
 }
 /// A node remade over its stabilized operands (a map as written is not
 /// looked into).
 template <class X>
-auto rebuild(const X& e) {
+auto rebuild(const X& e, rebuilt_refs& refs) {
   if constexpr (X::operand_types::size == 0 || is_map_of_v<X, fn::as_written>) {
     return e;  // leaves, the nodes that read only shapes, and what is as written
   } else {
     constexpr std::size_t operands = X::operand_types::size;
     const auto& held = e.held();
     return [&]<std::size_t... K>(std::index_sequence<K...>) {
-      return e.remake(stabilized_if<(K < operands)>(detail::get<K>(held))...);
+      return e.remake(stabilized_if<(K < operands)>(detail::get<K>(held), refs)...);
     }(detail::indices_of<decltype(held)>);
   }
 }
@@ -170,10 +214,21 @@ template <class S, class L, class Rt>
 struct rule_may_apply<map_node<fn::minus, S, L, Rt>>
     : std::bool_constant<is_map_of_v<L, fn::exp_op> && is_constant_v<Rt>> {};
 
+/// (No rule applies at a reference itself: at its target.)
+template <class X>
+auto stabilize(const X& e, rebuilt_refs& refs) {
+  if constexpr (!any_node<rule_may_apply, X>::value) return e;
+  else if constexpr (is_ref_v<X>) return refs.rebuilt(e, [&] { return rebuild(e, refs); });
+  else return rule(rebuild(e, refs));
+}
 template <class X>
 auto stabilize(const X& e) {
-  if constexpr (!any_node<rule_may_apply, X>::value) return e;
-  else return rule(rebuild(e));
+  if constexpr (!any_node<rule_may_apply, X>::value) {
+    return e;
+  } else {
+    rebuilt_refs refs;
+    return stabilize(e, refs);
+  }
 }
 
 }  // namespace detail::rewrite
