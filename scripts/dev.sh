@@ -8,8 +8,11 @@
 #   ./scripts/dev.sh fuzz    the .npy/.npz loader fuzzers, built with clang, for
 #                            FUSOR_FUZZ_SECONDS each (default 60) (build-fuzz/)
 #   ./scripts/dev.sh bench   build and run the benchmarks, then write bench/results/
-#   ./scripts/dev.sh difftest [N]  N random programs (default 400) against NumPy, the
-#                            memory model checked after every call (build-difftest/)
+#   ./scripts/dev.sh difftest [N [OPTIONS]]  N random programs (default 400) against
+#                            NumPy, the memory model checked after every call
+#                            (build-difftest/); OPTIONS go to test/difftest/campaign.py
+#                            (--grad-every 1 --hessian-share 1: every program a
+#                            gradient, a second derivative wherever one compiles)
 #
 # Every dependency is a Debian package; they are installed with apt-get when
 # this runs as root (or with password-less sudo), otherwise the script stops
@@ -229,10 +232,11 @@ case "${1:-}" in
     install_deps
     numpy_python=python3
     python3 -c 'import numpy' 2>/dev/null || numpy_python=/usr/bin/python3
-    "$numpy_python" test/difftest/campaign.py "${2:-400}" --jobs "$build_jobs" ${FUSOR_DIFFTEST_SEED:+--first-seed "$FUSOR_DIFFTEST_SEED"}
+    "$numpy_python" test/difftest/campaign.py "${2:-400}" --jobs "$build_jobs" \
+      ${FUSOR_DIFFTEST_SEED:+--first-seed "$FUSOR_DIFFTEST_SEED"} "${@:3}"
     ;;
   *)
-    sed -n '2,17p' "$0"
+    sed -n '2,19p' "$0"
     exit 2
     ;;
 esac

@@ -2,6 +2,7 @@
 """A differential-testing campaign: random fusor programs against NumPy.
 
     campaign.py PROGRAMS [--per-unit 40] [--jobs N] [--first-seed S] [--dir DIR] [--compile-limit S]
+                [--grad-every K] [--hessian-share P]
 
 Generates PROGRAMS programs (generate.py), PER_UNIT to a translation unit,
 compiles the units against fusor's compiled runtime (src/fusor.cpp, built
@@ -14,7 +15,8 @@ plans and kernels), g++ `-O1 -march=native` (an optimiser's code), and the
 first again. Without clang, g++ takes its units.
 
 A unit with a mismatch keeps its .cpp, .npz and output under DIR/failed/
-(re-run it with the seed printed: generate.py --seed S --programs PER_UNIT);
+(re-run it with the seed printed: generate.py --seed S --programs PER_UNIT,
+and the campaign's --grad-every and --hessian-share where it set them);
 the others are deleted. The exit status is 1 when anything mismatched or
 failed to build.
 """
@@ -99,17 +101,17 @@ def run_limited(cmd, limit_s):
         return subprocess.CompletedProcess(cmd, 1, '', 'compile timed out after %d s' % limit_s)
 
 
-def one_unit(seed, per_unit, work, objs, cflags, libs, compile_limit_s):
+def one_unit(seed, per_unit, work, objs, cflags, libs, compile_limit_s, shares):
     name = 'difftest_%d' % seed
     mode = seed % len(MODES)
     t0 = time.time()
     subprocess.run([sys.executable, os.path.join(HERE, 'generate.py'), '--seed', str(seed), '--programs',
-                    str(per_unit), '--out', work, '--name', name], check=True)
+                    str(per_unit), '--out', work, '--name', name] + shares, check=True)
     src, exe = os.path.join(work, name + '.cpp'), os.path.join(work, name)
     build = run_limited(compile_args(mode, cflags) + [src] + objs[mode] + libs + ['-o', exe], compile_limit_s)
     t1 = time.time()
     result = {'seed': seed, 'mode': mode_name(mode), 'compile_s': t1 - t0, 'programs': 0, 'gradients': 0,
-              'calls': 0,
+              'hessians': 0, 'calls': 0,
               'refused': 0, 'values': 0, 'mismatches': 0, 'failed_cases': 0, 'ok': False, 'log': ''}
     if build.returncode != 0:
         result['log'] = build.stderr[-20000:]
@@ -123,10 +125,10 @@ def one_unit(seed, per_unit, work, objs, cflags, libs, compile_limit_s):
         run = None
     result['run_s'] = time.time() - t1
     result['log'] = log
-    m = re.search(r'difftest: (\d+) programs \((\d+) gradient checks\), (\d+) calls \((\d+) refused[^)]*\), '
-                  r'(\d+) values checked, (\d+) mismatches', log)
+    m = re.search(r'difftest: (\d+) programs \((\d+) gradient checks, (\d+) second derivatives\), (\d+) calls '
+                  r'\((\d+) refused[^)]*\), (\d+) values checked, (\d+) mismatches', log)
     if m:
-        for k, v in zip(('programs', 'gradients', 'calls', 'refused', 'values', 'mismatches'), m.groups()):
+        for k, v in zip(('programs', 'gradients', 'hessians', 'calls', 'refused', 'values', 'mismatches'), m.groups()):
             result[k] = int(v)
     c = re.search(r'test cases:\s*(\d+) \|\s*(\d+) passed \|\s*(\d+) failed', log)
     if c:
@@ -146,7 +148,14 @@ def main():
     ap.add_argument('--dir', default=os.path.join(ROOT, 'build-difftest'))
     ap.add_argument('--compile-limit', type=int, default=900,
                     help='seconds a unit may compile before it is reported as failed to build (default 900)')
+    ap.add_argument('--grad-every', type=int, default=None,
+                    help="every K-th program checks gradients (generate.py's default: 8; 1: every program)")
+    ap.add_argument('--hessian-share', type=float, default=None,
+                    help="the share of gradient programs that also check a second derivative where it compiles "
+                         "(generate.py's default: 0.3)")
     a = ap.parse_args()
+    shares = (['--grad-every', str(a.grad_every)] if a.grad_every is not None else []) + \
+        (['--hessian-share', str(a.hessian_share)] if a.hessian_share is not None else [])
     work = os.path.join(a.dir, 'work')
     failed_dir = os.path.join(a.dir, 'failed')
     os.makedirs(work, exist_ok=True)
@@ -155,13 +164,15 @@ def main():
     objs = prepare(work, cflags)
     units = (a.programs + a.per_unit - 1) // a.per_unit
     seeds = [a.first_seed + i for i in range(units)]
-    totals = dict(programs=0, gradients=0, calls=0, refused=0, values=0, mismatches=0)
+    totals = dict(programs=0, gradients=0, hessians=0, calls=0, refused=0, values=0, mismatches=0)
     bad = []
     start = time.time()
-    print('difftest campaign: %d programs in %d units of %d, seeds %d..%d, %d jobs' % (
-        units * a.per_unit, units, a.per_unit, seeds[0], seeds[-1], a.jobs), flush=True)
+    print('difftest campaign: %d programs in %d units of %d, seeds %d..%d, %d jobs%s' % (
+        units * a.per_unit, units, a.per_unit, seeds[0], seeds[-1], a.jobs,
+        ' (generate.py %s)' % ' '.join(shares) if shares else ''), flush=True)
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
-        futures = [pool.submit(one_unit, s, a.per_unit, work, objs, cflags, libs, a.compile_limit) for s in seeds]
+        futures = [pool.submit(one_unit, s, a.per_unit, work, objs, cflags, libs, a.compile_limit, shares)
+                   for s in seeds]
         for fut in concurrent.futures.as_completed(futures):
             r = fut.result()
             for k in totals:
@@ -182,9 +193,10 @@ def main():
                     os.remove(os.path.join(work, name + ext))
                 except OSError:
                     pass
-    print('difftest campaign: %d programs tried (%d gradient checks), %d calls made (%d refused as NumPy refuses), '
-          '%d values checked, %d mismatches, %d units failed%s; %.0f s' % (
-              totals['programs'], totals['gradients'], totals['calls'], totals['refused'], totals['values'], totals['mismatches'], len(bad),
+    print('difftest campaign: %d programs tried (%d gradient checks, %d second derivatives), %d calls made '
+          '(%d refused as NumPy refuses), %d values checked, %d mismatches, %d units failed%s; %.0f s' % (
+              totals['programs'], totals['gradients'], totals['hessians'], totals['calls'], totals['refused'],
+              totals['values'], totals['mismatches'], len(bad),
               (' (seeds %s; logs in %s)' % (', '.join(map(str, bad)), failed_dir)) if bad else '', time.time() - start))
     return 1 if bad else 0
 

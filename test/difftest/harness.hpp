@@ -74,12 +74,12 @@ auto function(A&&... args) {
 /// What every program of this executable did, printed when it exits; the
 /// campaign script adds the lines of all executables up.
 struct totals {
-  std::size_t programs = 0, gradients = 0, calls = 0, refused = 0, values = 0, mismatches = 0;
+  std::size_t programs = 0, gradients = 0, hessians = 0, calls = 0, refused = 0, values = 0, mismatches = 0;
   ~totals() {
     std::printf(
-        "difftest: %zu programs (%zu gradient checks), %zu calls (%zu refused as NumPy refuses), %zu values checked, "
-        "%zu mismatches\n",
-        programs, gradients, calls, refused, values, mismatches);
+        "difftest: %zu programs (%zu gradient checks, %zu second derivatives), %zu calls (%zu refused as NumPy "
+        "refuses), %zu values checked, %zu mismatches\n",
+        programs, gradients, hessians, calls, refused, values, mismatches);
   }
 };
 inline totals& counts() {
@@ -201,6 +201,8 @@ class program {
 
   /// A gradient program's checks ran (verify_grad reports its own failures).
   void gradient_checked() { ++counts().gradients; }
+  /// A Hessian-vector product was checked (verify_hessian_vector reports its own failures).
+  void hessian_checked() { ++counts().hessians; }
 
   // ---- one call ------------------------------------------------------------
 
