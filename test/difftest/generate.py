@@ -24,6 +24,7 @@ passes when it is within 8 such bounds of NumPy's value; NaN must meet NaN and
 an infinity the same infinity; integers and bools are exact.
 """
 import argparse
+import collections
 import os
 import random
 import re
@@ -1519,13 +1520,9 @@ class GradProgram:
         # minutes (2.3-2.9 GB, clang -O0, host and emulated device; seed 200042),
         # as sum(pow(-1 / (1.5 + dot(w0, w1) * dot(w0, w1)), 2)) did not before
         # the gradients were named (docs/differential-testing.md).
-        reads = {}
-        for n in self.nodes:
-            if n.name in used:
-                for tok in self.read_names(n):
-                    if tok != n.name:
-                        reads[tok] = reads.get(tok, 0) + 1
-        if any('fusor::dot(' in n.cpp and reads.get(n.name, 0) > 1 for n in ops):
+        reads = collections.Counter(tok for n in self.nodes if n.name in used
+                                    for tok in self.read_names(n) if tok != n.name)
+        if any('fusor::dot(' in n.cpp and reads[n.name] > 1 for n in ops):
             return False
         return sum(2 if any(h in n.cpp for h in heavy) else 1 for n in ops) <= 5
 

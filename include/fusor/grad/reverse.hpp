@@ -686,6 +686,8 @@ auto cut_adjoint(const Cost& cost, const Sites& sites, const Seed& seed, std::si
 
 template <std::size_t I, class Cost, class Leaves>
 struct adjoint_of;
+template <std::size_t I, class Cost, class Leaves>
+struct adjoint_types;
 
 /// A cut point's adjoint held by a reference spelled by its name (adjoint_of):
 /// the contributions below the cut point, and so the gradients, are named by
@@ -727,13 +729,13 @@ auto cut_adjoints(const Cost& cost, const Sites& sites, const Seed& seed, Before
   } else {
     constexpr std::size_t M = std::tuple_element_t<I, Sites>::size;
     using name = adjoint_of<I, Cost, Leaves>;
-    // The element type spelled, not deduced: std::array's deduction guide
-    // folds over every element, and clang stops a fold at 256 operands (a
-    // second derivative through a stack read twice and a pow has 539
-    // occurrences of one cut point).
-    using adjoint = decltype(named_cut_adjoint<name, I, Cuts>(cost, sites, seed, std::size_t{}, before...));
+    // The array's type spelled (adjoint_types, below), not deduced:
+    // std::array's deduction guide folds over every element, and clang stops
+    // a fold at 256 operands (a second derivative through a stack read twice
+    // and a pow has 539 occurrences of one cut point).
     auto adj = [&]<std::size_t... J>(std::index_sequence<J...>) {
-      return std::array<adjoint, M>{named_cut_adjoint<name, I, Cuts>(cost, sites, seed, J, before...)...};
+      return typename adjoint_types<I, Cost, Leaves>::held{
+          named_cut_adjoint<name, I, Cuts>(cost, sites, seed, J, before...)...};
     }(std::make_index_sequence<M>{});
     return cut_adjoints<Cuts, Leaves>(cost, sites, seed, FUSOR_MOVE(before)..., FUSOR_MOVE(adj));
   }
