@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <string>
+#include <tuple>
 
 #include <xtensor/xrandom.hpp>
 #include <xtensor/xview.hpp>
@@ -103,6 +104,32 @@ TEST_CASE("a Hessian-vector product through a dot of a gated gradient") {
   const auto g = fusor::grad(cost, w1);
   grad_check::verify_hessian_vector(g * w1, w1, d);
   grad_check::verify_hessian_vector(fusor::grad(cost, w0), w0, d);
+}
+
+// A second derivative's cost is a gradient, with gates. Below a closed one
+// (the part of the first gradient that was w1's) nothing is read, and the
+// adjoint of a cut point's occurrence there is a closed gate, a zero of shape
+// (1, 1): the walk below a cut point goes on from its first occurrence
+// outside the closed gates. From the first in the tree it handed that zero to
+// a dot: "shapes (2, 2) and (1, 1) not aligned" (found by the differential
+// tests). A cost linear in w0 then reads w0 only through shapes, and its
+// second derivative is refused, as where no gate is involved.
+TEST_CASE("a second derivative through a cut point that occurs first below a closed gate") {
+  auto w0 = fusor::shared(mat(2, 2, -1, 1, 24), "w0");
+  auto w1 = fusor::shared(mat(1, 2, -1, 1, 25), "w1");
+  auto d = fusor::shared(mat(2, 2, -1, 1, 26), "d");
+  const auto a = fusor::concatenate(std::tuple(w1, w1), 0);
+  const auto g = fusor::grad(fusor::mean(fusor::dot(a, w0) * fusor::dot(a, w0)), w0);
+  grad_check::verify_hessian_vector(g, w0, d);
+  // a = [w1; w1], so H d = (2 / 4) a^T a d = w1^T (w1 d)
+  const xt::xtensor<double, 2> hv = fusor::eval(fusor::grad(fusor::sum(g * d), w0));
+  const xt::xtensor<double, 2> u = w1.get_value(), v = d.get_value();
+  for (std::size_t i = 0; i < 2; ++i)
+    for (std::size_t j = 0; j < 2; ++j)
+      CHECK(hv(i, j) == doctest::Approx(u(0, i) * (u(0, 0) * v(0, j) + u(0, 1) * v(1, j))).epsilon(1e-12));
+  const auto linear = fusor::grad(fusor::mean(fusor::dot(a, w0)), w0);
+  CHECK_THROWS_WITH_AS(fusor::grad(fusor::sum(linear * d), w0), doctest::Contains("w0 does not appear in the cost"),
+                       fusor::value_error);
 }
 
 TEST_CASE("cast, float32 targets and symbolic inputs") {

@@ -393,7 +393,8 @@ class program {
 
  public:
   /// A second derivative fusor refuses because the gradient reads the
-  /// variable only through comparisons (abs, clip, max...): documented.
+  /// variable only through comparisons (abs, clip, max...) or shapes (a cost
+  /// linear in it): documented.
   void disconnected(const std::string& message) {
     CHECK_MESSAGE(message.find("does not appear in the cost") != std::string::npos, message);
   }

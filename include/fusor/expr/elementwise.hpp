@@ -37,8 +37,10 @@ inline constexpr bool written_infix = A::infix;
 template <class X>
 inline constexpr bool written_infix<ref_node<X>> = written_infix<typename ref_node<X>::target_type>;
 
-/// Whether a node may be a closed gate of a gradient (a zero that reads
-/// nothing, printed as 0) or a sum of such: a sum prints without it.
+/// Whether a node may be a closed gate of a gradient (a zero of shape
+/// (1, ..., 1) that reads nothing, printed as 0) or a sum of such: a sum
+/// prints without it, and grad (grad/parts.hpp) does not take its shape for
+/// the node's.
 template <class A>
 inline constexpr bool may_be_closed_gate = false;
 template <class C>

@@ -82,27 +82,16 @@ template <class E, bool L, bool S>
 part<E, L, S> add(none, part<E, L, S> p) {
   return p;
 }
-/// Whether a contribution may be a closed gate (expr/shape_like.hpp): a
-/// rank-R zero of shape (1, ..., 1), whatever its flags say. A sum of such
+/// Two contributions to one node: an exact one makes a smaller one exact too,
+/// unless it may be a closed gate (may_be_closed_gate, expr/elementwise.hpp):
+/// a rank-R zero of shape (1, ..., 1), whatever its flags say. A sum of such
 /// contributions is exact when one gate is open (the target was found), but
-/// it does not make a smaller contribution exact.
-template <class E>
-struct may_be_closed : std::false_type {};
-template <class C>
-struct may_be_closed<gate_node<C>> : std::true_type {};
-template <class X>
-struct may_be_closed<ref_node<X>> : may_be_closed<typename ref_node<X>::target_type> {};
-template <class S, class A, class B>
-struct may_be_closed<map_node<fn::plus, S, A, B>>
-    : std::bool_constant<may_be_closed<A>::value && may_be_closed<B>::value> {};
-
-/// Two contributions to one node: an exact one makes a smaller one exact too
-/// (unless it may be a closed gate). Neither may be larger than the node
+/// it does not make a smaller contribution exact. Neither may be larger than the node
 /// (grad/reverse.hpp's walker sums a larger one first): sum_to(a + b) would
 /// count b once per element of a's extra axes.
 template <class E1, bool L1, bool S1, class E2, bool L2, bool S2>
 auto add(part<E1, L1, S1> a, part<E2, L2, S2> b) {
-  constexpr bool c1 = may_be_closed<E1>::value, c2 = may_be_closed<E2>::value;
+  constexpr bool c1 = may_be_closed_gate<E1>, c2 = may_be_closed_gate<E2>;
   return make_part<L1 || L2, (S1 && S2) || (S1 && c2) || (c1 && S2)>(FUSOR_MOVE(a.e) + FUSOR_MOVE(b.e));
 }
 

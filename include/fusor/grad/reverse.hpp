@@ -112,18 +112,25 @@ auto sum_range(T& all, std::index_sequence<K...>) {
 }
 
 /// Where a cut point's type occurs in the cost (grad/structure.hpp), in
-/// pre-order: each occurrence, its value's key, and whether it is the first
-/// occurrence of its value. The adjoint of a cut point is summed per value:
-/// into the first occurrence of that value, from every occurrence equal to
-/// it, and the walk goes on below that first occurrence only (once). Most
-/// cut types have one value (a sub-expression the cost reads several times);
-/// equal types over other variables (sum(W1 * W1) + sum(W2 * W2)) have
-/// several, told apart when grad is called.
+/// pre-order: each occurrence, its value's key, whether it lies below a
+/// closed gate, and whether it is the first open occurrence of its value. The
+/// adjoint of a cut point is summed per value: into the first open
+/// occurrence of that value, from every occurrence equal to it, and the walk
+/// goes on below that occurrence only (once). Most cut types have one value
+/// (a sub-expression the cost reads several times); equal types over other
+/// variables (sum(W1 * W1) + sum(W2 * W2)) have several, told apart when grad
+/// is called. Below a closed gate (a second derivative's cost is a gradient,
+/// with gates) nothing is read: the adjoint of an occurrence there is all
+/// closed gates, zeros of shape (1, ..., 1), and a walk below it that was not
+/// muted would hand that zero to operations that need its shape (found by
+/// the differential tests: the second derivative of
+/// mean(dot(concatenate((w1, w1), 0), w0)) for w0 was refused as not aligned).
 template <class S, std::size_t M>
 struct cut_sites {
   static constexpr std::size_t size = M;
   std::array<const S*, M> at{};
   std::array<std::vector<std::uint64_t>, M> key{};
+  std::array<bool, M> open{};
   std::array<bool, M> first{};
 };
 
@@ -195,7 +202,7 @@ class walker {
   auto settled(P p) const {
     if constexpr (is_larger_v<P>) {
       auto e = settle(p.e);
-      if constexpr (may_be_closed<decltype(e)>::value) {
+      if constexpr (may_be_closed_gate<decltype(e)>) {
         return make_part<false, false>(read_at_shape_of<value_type_t<decltype(e)>>(FUSOR_MOVE(e), target_));
       } else {
         return make_part<false, false>(FUSOR_MOVE(e));
@@ -208,9 +215,9 @@ class walker {
   /// zero that reads nothing (summed outside, it would be a reduction of zeros).
   template <class E>
   auto settle(const E& e) const {
-    if constexpr (is_ref_v<E> && may_be_closed<E>::value) return settle(e.target());
+    if constexpr (is_ref_v<E> && may_be_closed_gate<E>) return settle(e.target());
     else if constexpr (is_gate_v<E>) return gated(settle(e.arg()), e.on());
-    else if constexpr (may_be_closed<E>::value)  // a sum of gates
+    else if constexpr (may_be_closed_gate<E>)  // a sum of gates
       return settle(detail::get<0>(e.args())) + settle(detail::get<1>(e.args()));
     else return sum_to(e, ref(target_));
   }
@@ -634,12 +641,15 @@ struct site_recorder {
   std::array<std::size_t, cuts::size + 1>& filled;
 
   template <class N>
-  void operator()(const N& node) const {
+  void operator()(const N& node, bool open) const {
     constexpr int i = index_in<N, cuts>::value;
     if constexpr (i >= 0) {
       auto& site = detail::get<static_cast<std::size_t>(i)>(sites);
       std::size_t& k = filled[static_cast<std::size_t>(i)];
-      if (k < site.at.size()) site.at[k] = &node;
+      if (k < site.at.size()) {
+        site.at[k] = &node;
+        site.open[k] = open;
+      }
       ++k;
     }
   }
@@ -661,8 +671,9 @@ auto sites_of(const Cost& cost) {
             throw std::logic_error("fusor::grad: a cut point's occurrences were miscounted");
           for (std::size_t k = 0; k < site.at.size(); ++k) {
             site.key[k] = value_key(*site.at[k]);
-            site.first[k] = true;
-            for (std::size_t e = 0; e < k && site.first[k]; ++e) site.first[k] = site.key[e] != site.key[k];
+            site.first[k] = site.open[k];
+            for (std::size_t e = 0; e < k && site.first[k]; ++e)
+              site.first[k] = !site.open[e] || site.key[e] != site.key[k];
           }
         }(detail::get<I>(sites), filled[I]),
         ...);

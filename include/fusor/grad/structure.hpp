@@ -303,15 +303,17 @@ struct cuts_of<Cost, tlist<W...>, tlist<X...>> {
   using type = decltype(list(std::make_index_sequence<count>{}));
 };
 
-/// Calls f(node) for every node of e's tree an adjoint can reach, in
-/// pre-order: the live positions of cuts_of, at run time.
+/// Calls f(node, open) for every node of e's tree an adjoint can reach, in
+/// pre-order: the live positions of cuts_of, at run time. `open`: no closed
+/// gate (expr/shape_like.hpp) lies above the node, so its value is read.
 template <class X, class F>
-void visit_live_nodes(const X& e, F&& f) {
+void visit_live_nodes(const X& e, F&& f, bool open = true) {
   if constexpr (std::is_floating_point_v<value_type_t<X>>) {
-    f(e);
+    f(e, open);
+    if constexpr (is_gate_v<X>) open = open && e.on();
     constexpr std::uint64_t bits = flow_bits<X>::value;
     auto at = [&]<std::size_t K>(std::integral_constant<std::size_t, K>, const auto& operand) {
-      if constexpr (((bits >> K) & 1) != 0) visit_live_nodes(operand, f);
+      if constexpr (((bits >> K) & 1) != 0) visit_live_nodes(operand, f, open);
     };
     if constexpr (detail::has<detail::member::args, X>) {
       [&]<std::size_t... K>(std::index_sequence<K...>) {
