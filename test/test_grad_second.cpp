@@ -12,6 +12,8 @@
 // Tolerance and step: verify_grad.hpp.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include <xtensor/xio.hpp>
 #include <xtensor/xmath.hpp>
 #include <xtensor/xtensor.hpp>
@@ -33,4 +35,27 @@ TEST_CASE("second derivatives: a cost that reads an operation twice, once throug
   const xt::xtensor<double, 2> hv = fusor::eval(fusor::grad(fusor::sum(g * d), w));
   INFO("H d = ", hv);
   CHECK(xt::amax(xt::abs(hv))() > 0.01);
+}
+
+// A kernel fuses a reference's target where the reference is read, and a
+// gradient's references nest: here the adjoints of s and of m, each read in
+// several places, fused, made one kernel of 4.1 million leaves (a tree of 56
+// million nodes written out), which no compiler finished (clang -O0: killed
+// at 24 GB; found by the differential tests, seed 300106). A reference whose
+// target, fused, would be large is read from memory now (expr/fusion.hpp).
+TEST_CASE("second derivatives: nested references are not all fused into one kernel") {
+  auto w = fusor::shared(grad_check::vec(3, -1, 1, 33), "w");
+  auto d = fusor::shared(grad_check::vec(3, -1, 1, 34), "d");
+  const auto m = fusor::mean(w);
+  const auto s = fusor::sigmoid(m);
+  const auto g = fusor::grad(fusor::sum(s * s * m), w);
+  grad_check::verify_hessian_vector(g, w, d);
+  // f(m) = sigmoid(m)^2 m, and m = mean(w): H d = f''(m) sum(d) / n^2 in every element.
+  const double mv = grad_check::value_of(m), sv = 1 / (1 + std::exp(-mv));
+  const double s1 = sv * (1 - sv), s2 = s1 * (1 - 2 * sv);
+  const double f2 = 2 * mv * (s1 * s1 + sv * s2) + 4 * sv * s1;
+  const xt::xtensor<double, 1> dv = d.get_value();
+  const double want = f2 * (dv(0) + dv(1) + dv(2)) / 9;
+  const xt::xtensor<double, 1> hv = fusor::eval(fusor::grad(fusor::sum(g * d), w));
+  for (std::size_t i = 0; i < 3; ++i) CHECK(hv(i) == doctest::Approx(want).epsilon(1e-12));
 }

@@ -42,6 +42,7 @@
 #include "fusor/expr/ref.hpp"
 #include "fusor/expr/shape_like.hpp"
 #include "fusor/expr/shape_ops.hpp"
+#include "fusor/expr/fusion.hpp"
 #include "fusor/expr/text.hpp"
 #include "fusor/expr/view.hpp"
 #include "fusor/shared/variable.hpp"
@@ -132,6 +133,14 @@ struct graph_node {
   /// Reads its operands only at the index it computes (no reduction, dot,
   /// permutation or reshape below it): the static half of an in-place write.
   bool elementwise = false;
+  /// An elementwise node computed into memory all the same, for its readers
+  /// to read from there: the target of a reference that fused would make
+  /// their kernels too large (expr/fusion.hpp).
+  bool kept = false;
+  /// Bit k: operand k is such a reference, which this node's kernels read
+  /// from memory (a node's kernels are those of its first type, whose
+  /// operand types set these bits; the planner reads them).
+  unsigned kept_operands = 0;
   arith arithmetic = arith::other;  ///< map: +, -, * (else other)
   // reduce: the operation, its axes (empty: all), keepdims
   reduce_kind op{};
@@ -594,7 +603,14 @@ class graph_builder : detail::graph_builder_base {
   /// by the node's whole type, in the symbol table and the debug information.
   template <class X>
   int add(const X& e) {
-    if constexpr (is_ref_v<X>) {
+    if constexpr (detail::reads_kept_v<X>) {
+      // A reference whose target, fused, would be large: the target is
+      // computed into memory by a kernel of its own (expr/fusion.hpp).
+      const int id = add(e.target());
+      g_.nodes[static_cast<std::size_t>(id)].kept = true;
+      mark<kernel_role::group, typename X::target_type>(id);
+      return id;
+    } else if constexpr (is_ref_v<X>) {
       return add(e.target());  // a reference is its target's node
     } else {
       // The head is the node's kind and parameters' types without its
@@ -660,6 +676,8 @@ class graph_builder : detail::graph_builder_base {
             int id;
             if constexpr (((X::from_memory >> K) & 1u) != 0) id = operand_in_memory(detail::get<K>(held));
             else id = add(detail::get<K>(held));
+            if constexpr (K < operands && detail::reads_kept_v<std::remove_cvref_t<decltype(detail::get<K>(held))>>)
+              n.kept_operands |= 1u << K;
             if constexpr (K < operands) n.child[K] = id;
             else n.shape_of[K - operands] = id;
           }(),
@@ -919,6 +937,7 @@ class graph_builder : detail::graph_builder_base {
     }
     n.arity = 1;
     n.child[0] = add(e.arg());
+    if constexpr (detail::reads_kept_v<C>) n.kept_operands = 1;
     n.elementwise = g_[n.child[0]].elementwise;
     n.text = detail::gate_text(true, text(n, 0));
   }

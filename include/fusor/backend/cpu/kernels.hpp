@@ -26,6 +26,7 @@
 #include "fusor/compile/graph.hpp"
 #include "fusor/compile/plan.hpp"
 #include "fusor/compile/shapes.hpp"
+#include "fusor/expr/fusion.hpp"
 
 namespace fusor::cpu {
 
@@ -83,8 +84,14 @@ template <element T, class L>
 struct evaluator_of<zeros_of_node<T, L>> {
   using type = scalar_leaf<T>;
 };
+/// A reference is its target, fused; or, where the target fused would be
+/// large, a leaf reading it from memory (expr/fusion.hpp).
 template <class X>
-struct evaluator_of<ref_node<X>> : evaluator_of<typename ref_node<X>::target_type> {};
+struct evaluator_of<ref_node<X>> {
+  using target = typename ref_node<X>::target_type;
+  using type = std::conditional_t<fusor::detail::kept_in_memory_v<target>, leaf<value_type_t<target>>,
+                                  typename evaluator_of<target>::type>;
+};
 template <class X>
 using evaluator_t = typename evaluator_of<X>::type;
 
@@ -198,9 +205,9 @@ struct group_kernel {
   }
   static constexpr kernel_entry entry{&prepare};
 };
-/// The group kernel of a node of type X.
+/// The group kernel of a node of type X (a reference: of its target).
 template <class X>
-using group_kernel_of = group_kernel<value_type_t<X>, evaluator_t<X>>;
+using group_kernel_of = group_kernel<value_type_t<X>, evaluator_t<fusor::detail::fused_root_t<X>>>;
 
 /// Several outputs of one shape in one pass (W6): Gs are their group kernels.
 template <class... Gs>

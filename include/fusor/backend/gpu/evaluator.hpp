@@ -31,6 +31,7 @@
 #include "fusor/compile/plan.hpp"
 #include "fusor/compile/shapes.hpp"
 #include "fusor/core/collapse.hpp"
+#include "fusor/expr/fusion.hpp"
 #include "fusor/expr/elementwise.hpp"
 #include "fusor/shared/cast.hpp"
 
@@ -222,8 +223,14 @@ template <element T, class L>
 struct evaluator_of<zeros_of_node<T, L>> {
   using type = scalar<T>;
 };
+/// A reference is its target, fused; or, where the target fused would be
+/// large, a leaf reading it from memory (expr/fusion.hpp), as on the host.
 template <class X>
-struct evaluator_of<ref_node<X>> : evaluator_of<typename ref_node<X>::target_type> {};
+struct evaluator_of<ref_node<X>> {
+  using target = typename ref_node<X>::target_type;
+  using type = std::conditional_t<fusor::detail::kept_in_memory_v<target>, leaf<value_type_t<target>>,
+                                  typename evaluator_of<target>::type>;
+};
 template <class X>
 using evaluator_t = typename evaluator_of<X>::type;
 

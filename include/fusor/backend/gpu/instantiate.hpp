@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "fusor/backend/gpu/registry.hpp"
+#include "fusor/expr/fusion.hpp"
 #include "fusor/function.hpp"
 #include "fusor/rewrite/stable.hpp"
 
@@ -30,10 +31,13 @@ struct kernel_walk {
   template <class X>
   struct children;
 
-  /// Node X and every node below it (X itself is fused into whatever reads it).
+  /// Node X and every node below it (X itself is fused into whatever reads it;
+  /// a reference's target kept in memory is computed there, expr/fusion.hpp).
   template <class X>
   static void node() {
-    if constexpr (is_ref_v<X>) {
+    if constexpr (fusor::detail::reads_kept_v<X>) {
+      root<typename X::target_type>();
+    } else if constexpr (is_ref_v<X>) {
       node<typename X::target_type>();
     } else {
       children<X>::walk();

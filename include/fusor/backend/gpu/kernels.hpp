@@ -163,9 +163,9 @@ struct group_kernel {
   static constexpr kernel_entry entry{&prepare, &missing};
 };
 
-/// The group kernel of a node of type X.
+/// The group kernel of a node of type X (a reference: of its target).
 template <class X>
-using group_kernel_of = group_kernel<value_type_t<X>, evaluator_t<X>>;
+using group_kernel_of = group_kernel<value_type_t<X>, evaluator_t<fusor::detail::fused_root_t<X>>>;
 
 /// Several outputs of one shape in one pass (W6 on a device): Gs are their
 /// group kernels.

@@ -20,13 +20,24 @@
 namespace fusor {
 
 namespace detail {
+template <class F>
+void for_each_group_leaf(const graph& g, int node, F&& f);
+/// for_each_group_leaf of operand k of `parent`, as the parent's kernels read
+/// it: an operand they read from memory (a reference whose target is kept,
+/// expr/fusion.hpp) is one leaf.
+template <class F>
+void for_each_operand_leaf(const graph& g, int parent, int k, F&& f) {
+  const int c = g[parent].child[static_cast<std::size_t>(k)];
+  if (((g[parent].kept_operands >> k) & 1u) != 0) f(c);
+  else for_each_group_leaf(g, c, f);
+}
 /// Calls f(leaf) for every node whose value the fused group rooted at `node`
 /// reads from memory (map, cast and constants are fused; constants read none).
 template <class F>
 void for_each_group_leaf(const graph& g, int node, F&& f) {
   const graph_node& n = g[node];
   if (n.kind == node_kind::map || n.kind == node_kind::cast || n.kind == node_kind::gate) {
-    for (int k = 0; k < n.arity; ++k) for_each_group_leaf(g, n.child[static_cast<std::size_t>(k)], f);
+    for (int k = 0; k < n.arity; ++k) for_each_operand_leaf(g, node, k, f);
   } else if (n.kind != node_kind::constant && n.kind != node_kind::iota && n.kind != node_kind::size_ratio &&
              n.kind != node_kind::zeros_of) {
     f(node);
@@ -212,7 +223,9 @@ class planner {
           v = c;
           break;
         }
-        default: break;  // map, cast, constant: fused
+        default:  // map, cast, constant: fused, unless kept in memory for its readers
+          if (n.kept) in_memory(i);
+          break;
       }
     }
   }
@@ -562,6 +575,9 @@ class planner {
       if (source >= 0) {
         s.source = source;
         s.reads = {p_.values[static_cast<std::size_t>(source)].slot};
+      } else if ((n.kept_operands & 1u) != 0) {  // the kernel reads its kept operand from memory
+        ensure_value(n.child[0]);
+        s.reads = {p_.values[static_cast<std::size_t>(n.child[0])].slot};
       } else {
         ensure_group(n.child[0]);
         s.reads = group_reads_slots(n.child[0]);
@@ -1165,12 +1181,14 @@ class planner {
     // Exponent checks: before anything is written.
     for (int i = 0; i < g_.size(); ++i)
       if (g_[i].has_kernel(kernel_role::check)) {
-        const int exponent = g_[i].child[1];
-        ensure_group(exponent);
         step_info s;
+        detail::for_each_operand_leaf(g_, i, 1, [&](int leaf) { ensure_value(leaf); });
+        detail::for_each_operand_leaf(g_, i, 1, [&](int leaf) {
+          const int slot = p_.values[static_cast<std::size_t>(leaf)].slot;
+          if (std::find(s.reads.begin(), s.reads.end(), slot) == s.reads.end()) s.reads.push_back(slot);
+        });
         s.kind = step_kind::check;
         s.node = i;
-        s.reads = group_reads_slots(exponent);
         s.label = "check the exponent of " + g_[i].text;
         emit(std::move(s));
       }
