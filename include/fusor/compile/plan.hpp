@@ -67,7 +67,8 @@ enum class step_kind : std::uint8_t {
   upload,       ///< a host argument of a function on a device, copied (and converted) into a temporary
   reduce,       ///< a reduction fused with its operand, into a temporary
   dot,          ///< a dot product, into a temporary
-  materialize,  ///< a compound operand (of a dot, a transpose, a reshape), into a temporary
+  materialize,  ///< a compound operand (of a dot, a transpose, a reshape), or a kept reference's target
+                ///< (expr/fusion.hpp), into a temporary
   outputs,      ///< several outputs of one shape in one fused pass
   output,       ///< one output (fused group), into its buffer or, in place, a lent input's
   update,       ///< one update (fused group), into its spare buffer or, in place, the variable's

@@ -29,11 +29,12 @@
 
 namespace fusor::detail {
 
-/// The most nodes a kernel fuses through references: far more than a
-/// hand-written expression or a first derivative reaches (a two-layer
-/// perceptron's largest fused gradient has a few dozen), far less than
-/// nested references multiply to.
-inline constexpr std::size_t fused_size_bound = 256;
+/// The most nodes a kernel fuses through references: more than a first
+/// derivative reaches (the perceptron's and the logistic regression's plans
+/// are the same with it as without), far less than nested references
+/// multiply to, and small enough for a device kernel's parameters (CUDA's
+/// 32 764 bytes: at 256 a kept target's device evaluator took 34 752).
+inline constexpr std::size_t fused_size_bound = 128;
 
 template <class X>
 struct fused_size;
