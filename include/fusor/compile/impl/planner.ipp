@@ -495,14 +495,27 @@ class planner {
   void ensure_group(int node) {
     detail::for_each_group_leaf(g_, node, [&](int leaf) { ensure_value(leaf); });
   }
+  /// The same for operand k of `parent`, as the parent's kernels read it (a
+  /// kept operand is read from memory, so its own value is what they need).
+  void ensure_operand(int parent, int k) {
+    detail::for_each_operand_leaf(g_, parent, k, [&](int leaf) { ensure_value(leaf); });
+  }
 
+  /// Adds the slot of `leaf`'s value to `reads`, once.
+  void add_read(std::vector<int>& reads, int leaf) const {
+    const int s = p_.values[static_cast<std::size_t>(leaf)].slot;
+    if (std::find(reads.begin(), reads.end(), s) == reads.end()) reads.push_back(s);
+  }
   /// The slots the group rooted at `node` reads.
   std::vector<int> group_reads_slots(int node) const {
     std::vector<int> r;
-    detail::for_each_group_leaf(g_, node, [&](int leaf) {
-      const int s = p_.values[static_cast<std::size_t>(leaf)].slot;
-      if (std::find(r.begin(), r.end(), s) == r.end()) r.push_back(s);
-    });
+    detail::for_each_group_leaf(g_, node, [&](int leaf) { add_read(r, leaf); });
+    return r;
+  }
+  /// The slots operand k of `parent` reads, as the parent's kernels read it.
+  std::vector<int> operand_reads_slots(int parent, int k) const {
+    std::vector<int> r;
+    detail::for_each_operand_leaf(g_, parent, k, [&](int leaf) { add_read(r, leaf); });
     return r;
   }
 
@@ -575,12 +588,9 @@ class planner {
       if (source >= 0) {
         s.source = source;
         s.reads = {p_.values[static_cast<std::size_t>(source)].slot};
-      } else if ((n.kept_operands & 1u) != 0) {  // the kernel reads its kept operand from memory
-        ensure_value(n.child[0]);
-        s.reads = {p_.values[static_cast<std::size_t>(n.child[0])].slot};
-      } else {
-        ensure_group(n.child[0]);
-        s.reads = group_reads_slots(n.child[0]);
+      } else {  // the operand fused into the reduction's kernel (or, kept, read from memory)
+        ensure_operand(node, 0);
+        s.reads = operand_reads_slots(node, 0);
       }
       const detail::reduce_geometry r = detail::reduction_of(n, p_.shapes);
       const dims& in = r.in;
@@ -1182,11 +1192,8 @@ class planner {
     for (int i = 0; i < g_.size(); ++i)
       if (g_[i].has_kernel(kernel_role::check)) {
         step_info s;
-        detail::for_each_operand_leaf(g_, i, 1, [&](int leaf) { ensure_value(leaf); });
-        detail::for_each_operand_leaf(g_, i, 1, [&](int leaf) {
-          const int slot = p_.values[static_cast<std::size_t>(leaf)].slot;
-          if (std::find(s.reads.begin(), s.reads.end(), slot) == s.reads.end()) s.reads.push_back(slot);
-        });
+        ensure_operand(i, 1);  // the exponent
+        s.reads = operand_reads_slots(i, 1);
         s.kind = step_kind::check;
         s.node = i;
         s.label = "check the exponent of " + g_[i].text;
