@@ -13,6 +13,7 @@
 #include <cstddef>
 
 #include <xtensor/xarray.hpp>
+#include <xtensor/xio.hpp>
 #include <xtensor/xmath.hpp>
 #include <xtensor/xrandom.hpp>
 #include <xtensor/xtensor.hpp>
@@ -39,14 +40,12 @@ double value_of(const E& e) {
   return v();
 }
 
-/// Checks fusor::grad(cost, w) element by element against central
-/// differences of the cost; w is left as it was.
+/// Central differences of the cost along each element of w (step h); w is
+/// left as it was.
 template <class Cost, class V>
-void verify_grad(const Cost& cost, fusor::shared<V>& w, double h = 1e-6, double tol = 1e-6) {
-  const xt::xarray<double> g = fusor::eval(fusor::cast<double>(fusor::grad(cost, w)));
+xt::xarray<double> numeric_gradient(const Cost& cost, fusor::shared<V>& w, double h) {
   const V w0 = w.get_value();
-  REQUIRE(g.shape().size() == w0.shape().size());
-  for (std::size_t d = 0; d < w0.dimension(); ++d) REQUIRE(g.shape()[d] == w0.shape()[d]);
+  xt::xarray<double> numeric = xt::zeros<double>(w0.shape());
   for (std::size_t i = 0; i < w0.size(); ++i) {
     V plus = w0, minus = w0;
     plus.flat(i) += h;
@@ -55,11 +54,50 @@ void verify_grad(const Cost& cost, fusor::shared<V>& w, double h = 1e-6, double 
     const double cp = value_of(cost);
     w.set_value(minus);
     const double cm = value_of(cost);
-    const double numeric = (cp - cm) / (2 * h);
-    INFO("element ", i, " of ", w.name(), ": analytic ", g.flat(i), ", numeric ", numeric);
-    CHECK(std::abs(g.flat(i) - numeric) <= tol * (1 + std::max(std::abs(g.flat(i)), std::abs(numeric))));
+    numeric.flat(i) = (cp - cm) / (2 * h);
   }
   w.set_value(w0);
+  return numeric;
+}
+
+/// Checks fusor::grad(cost, w) element by element against central
+/// differences of the cost; w is left as it was.
+template <class Cost, class V>
+void verify_grad(const Cost& cost, fusor::shared<V>& w, double h = 1e-6, double tol = 1e-6) {
+  const xt::xarray<double> g = fusor::eval(fusor::cast<double>(fusor::grad(cost, w)));
+  const V w0 = w.get_value();
+  REQUIRE(g.shape().size() == w0.shape().size());
+  for (std::size_t d = 0; d < w0.dimension(); ++d) REQUIRE(g.shape()[d] == w0.shape()[d]);
+  const xt::xarray<double> numeric = numeric_gradient(cost, w, h);
+  for (std::size_t i = 0; i < numeric.size(); ++i) {
+    const double a = g.flat(i), n = numeric.flat(i);
+    INFO("element ", i, " of ", w.name(), ": analytic ", a, ", numeric ", n);
+    CHECK(std::abs(a - n) <= tol * (1 + std::max(std::abs(a), std::abs(n))));
+  }
+}
+
+/// What a refused gradient claims ("w does not appear in the cost": w is read
+/// only through comparisons or shapes), checked: the cost does not change
+/// as any element of w moves.
+template <class Cost, class V>
+void verify_no_gradient(const Cost& cost, fusor::shared<V>& w, double h = 1e-6, double tol = 1e-6) {
+  const xt::xarray<double> numeric = numeric_gradient(cost, w, h);
+  INFO("the gradient for ", w.name(), " was refused; differences of the cost: ", numeric);
+  CHECK(xt::amax(xt::abs(numeric))() <= tol);
+}
+
+/// Central differences of gw (a gradient expression) along v (step h); w is
+/// left as it was.
+template <class G, class V>
+V gradient_difference(const G& gw, fusor::shared<V>& w, fusor::shared<V>& v, double h) {
+  const V w0 = w.get_value();
+  const V dir = v.get_value();
+  w.set_value(V(w0 + h * dir));
+  const V gp = fusor::eval(gw);
+  w.set_value(V(w0 - h * dir));
+  const V gm = fusor::eval(gw);
+  w.set_value(w0);
+  return V((gp - gm) / (2 * h));
 }
 
 /// Checks a Hessian-vector product — fusor::grad(sum(gw * v), w), gw the
@@ -68,15 +106,24 @@ void verify_grad(const Cost& cost, fusor::shared<V>& w, double h = 1e-6, double 
 template <class G, class V>
 void verify_hessian_vector(const G& gw, fusor::shared<V>& w, fusor::shared<V>& v, double h = 1e-5) {
   const V got = fusor::eval(fusor::grad(fusor::sum(gw * v), w));
-  const V w0 = w.get_value();
-  const V dir = v.get_value();
-  w.set_value(V(w0 + h * dir));
-  const V gp = fusor::eval(gw);
-  w.set_value(V(w0 - h * dir));
-  const V gm = fusor::eval(gw);
-  w.set_value(w0);
-  const V numeric = (gp - gm) / (2 * h);
+  const V numeric = gradient_difference(gw, w, v, h);
   CHECK(xt::allclose(got, numeric, 1e-6, 1e-8));
+}
+
+/// What a refused second derivative claims (the gradient reads w only
+/// through comparisons or shapes: a cost linear in w, or piecewise so),
+/// checked: the gradient does not change as w moves along v. (Where the
+/// gradient itself is refused, verify_no_gradient checks the cost.)
+template <class Cost, class V>
+void verify_no_second_derivative(const Cost& cost, fusor::shared<V>& w, fusor::shared<V>& v, double h = 1e-5) {
+  try {
+    (void)fusor::grad(cost, w);
+  } catch (const fusor::error&) {
+    return;
+  }
+  const V numeric = gradient_difference(fusor::grad(cost, w), w, v, h);
+  INFO("the second derivative for ", w.name(), " was refused; differences of the gradient along v: ", numeric);
+  CHECK(xt::amax(xt::abs(numeric))() <= 1e-8);
 }
 
 }  // namespace grad_check

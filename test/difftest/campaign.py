@@ -113,7 +113,7 @@ def one_unit(seed, per_unit, work, objs, cflags, libs, compile_limit_s, shares):
     build = run_limited(compile_args(mode, cflags) + [src] + objs[mode] + libs + ['-o', exe], compile_limit_s)
     t1 = time.time()
     result = {'seed': seed, 'mode': mode_name(mode), 'compile_s': t1 - t0, 'programs': 0, 'gradients': 0,
-              'hessians': 0, 'calls': 0,
+              'hessians': 0, 'disconnected': 0, 'calls': 0,
               'refused': 0, 'values': 0, 'mismatches': 0, 'failed_cases': 0, 'ok': False, 'log': ''}
     if build.returncode != 0:
         result['log'] = build.stderr[-20000:]
@@ -127,10 +127,11 @@ def one_unit(seed, per_unit, work, objs, cflags, libs, compile_limit_s, shares):
         run = None
     result['run_s'] = time.time() - t1
     result['log'] = log
-    m = re.search(r'difftest: (\d+) programs \((\d+) gradient checks, (\d+) second derivatives\), (\d+) calls '
-                  r'\((\d+) refused[^)]*\), (\d+) values checked, (\d+) mismatches', log)
+    m = re.search(r'difftest: (\d+) programs \((\d+) gradient checks, (\d+) second derivatives, (\d+) refused as '
+                  r'disconnected\), (\d+) calls \((\d+) refused[^)]*\), (\d+) values checked, (\d+) mismatches', log)
     if m:
-        for k, v in zip(('programs', 'gradients', 'hessians', 'calls', 'refused', 'values', 'mismatches'), m.groups()):
+        for k, v in zip(('programs', 'gradients', 'hessians', 'disconnected', 'calls', 'refused', 'values',
+                         'mismatches'), m.groups()):
             result[k] = int(v)
     c = re.search(r'test cases:\s*(\d+) \|\s*(\d+) passed \|\s*(\d+) failed', log)
     if c:
@@ -167,7 +168,7 @@ def main():
     objs = prepare(work, cflags)
     units = (a.programs + a.per_unit - 1) // a.per_unit
     seeds = [a.first_seed + i for i in range(units)]
-    totals = dict(programs=0, gradients=0, hessians=0, calls=0, refused=0, values=0, mismatches=0)
+    totals = dict(programs=0, gradients=0, hessians=0, disconnected=0, calls=0, refused=0, values=0, mismatches=0)
     bad = []
     start = time.time()
     print('difftest campaign: %d programs in %d units of %d, seeds %d..%d, %d jobs%s' % (
@@ -196,9 +197,11 @@ def main():
                     os.remove(os.path.join(work, name + ext))
                 except OSError:
                     pass
-    print('difftest campaign: %d programs tried (%d gradient checks, %d second derivatives), %d calls made '
-          '(%d refused as NumPy refuses), %d values checked, %d mismatches, %d units failed%s; %.0f s' % (
-              totals['programs'], totals['gradients'], totals['hessians'], totals['calls'], totals['refused'],
+    print('difftest campaign: %d programs tried (%d gradient checks, %d second derivatives, %d gradients refused '
+          'as disconnected, each checked by differences), %d calls made (%d refused as NumPy refuses), '
+          '%d values checked, %d mismatches, %d units failed%s; %.0f s' % (
+              totals['programs'], totals['gradients'], totals['hessians'], totals['disconnected'], totals['calls'],
+              totals['refused'],
               totals['values'], totals['mismatches'], len(bad),
               (' (seeds %s; logs in %s)' % (', '.join(map(str, bad)), failed_dir)) if bad else '', time.time() - start))
     return 1 if bad else 0

@@ -1543,11 +1543,14 @@ class GradProgram:
                 out.append('  auto %s = %s;' % (n.name, n.cpp))
         out.append('  auto cost = %s;' % self.cost)
         for v in wrt:
-            # (A variable read only through comparisons has no gradient: refused, as documented.)
+            # (A variable read only through comparisons has no gradient: refused, as documented;
+            # the refusal is checked too: the cost does not move with it, nor, for a refused
+            # second derivative, the gradient along d.)
             out.append('  try {')
             out.append('    grad_check::verify_grad(cost, %s);' % v.name)
             out.append('  } catch (const fusor::error& e) {')
             out.append('    P.disconnected(e.what());')
+            out.append('    grad_check::verify_no_gradient(cost, %s);' % v.name)
             out.append('  }')
         if self.r.random() < self.hessian_share and self.second_derivative_compiles(used):
             v = self.r.choice(wrt)
@@ -1558,6 +1561,7 @@ class GradProgram:
             out.append('    P.hessian_checked();')
             out.append('  } catch (const fusor::error& e) {')
             out.append('    P.disconnected(e.what());')
+            out.append('    grad_check::verify_no_second_derivative(cost, %s, d);' % v.name)
             out.append('  }')
         out.append('  P.gradient_checked();')
         out.append('}')

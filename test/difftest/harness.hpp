@@ -74,12 +74,13 @@ auto function(A&&... args) {
 /// What every program of this executable did, printed when it exits; the
 /// campaign script adds the lines of all executables up.
 struct totals {
-  std::size_t programs = 0, gradients = 0, hessians = 0, calls = 0, refused = 0, values = 0, mismatches = 0;
+  std::size_t programs = 0, gradients = 0, hessians = 0, disconnected = 0, calls = 0, refused = 0, values = 0,
+              mismatches = 0;
   ~totals() {
     std::printf(
-        "difftest: %zu programs (%zu gradient checks, %zu second derivatives), %zu calls (%zu refused as NumPy "
-        "refuses), %zu values checked, %zu mismatches\n",
-        programs, gradients, hessians, calls, refused, values, mismatches);
+        "difftest: %zu programs (%zu gradient checks, %zu second derivatives, %zu refused as disconnected), %zu calls "
+        "(%zu refused as NumPy refuses), %zu values checked, %zu mismatches\n",
+        programs, gradients, hessians, disconnected, calls, refused, values, mismatches);
   }
 };
 inline totals& counts() {
@@ -392,11 +393,14 @@ class program {
   }
 
  public:
-  /// A second derivative fusor refuses because the gradient reads the
-  /// variable only through comparisons (abs, clip, max...) or shapes (a cost
-  /// linear in it): documented.
+  /// A gradient or a second derivative fusor refuses because the cost (or
+  /// the gradient) reads the variable only through comparisons (abs, clip,
+  /// max...) or shapes (a cost linear in it): documented. The message is
+  /// checked here; that the refusal is right, by differences
+  /// (verify_no_gradient, verify_no_second_derivative).
   void disconnected(const std::string& message) {
     CHECK_MESSAGE(message.find("does not appear in the cost") != std::string::npos, message);
+    ++counts().disconnected;
   }
 
  private:
