@@ -174,6 +174,9 @@ case "${1:-}" in
     # -Dtest_pch=enabled: the headers the units share are precompiled once
     # per build (test/meson.build); a unit that cannot use them stops the
     # build instead of quietly parsing them again.
+    # -Dbuildtype=custom beside -Ddebug and -Doptimization: meson warns that it
+    # is redundant, but without it meson 1.0 still gives nvcc the project
+    # default's -g -lineinfo (the host units' flags are the same either way).
     configure build-test -Dbuildtype=custom -Ddebug=false -Dcpp_args=-g1 -Doptimization=g -Dbenchmarks=disabled \
       -Dexamples=false -Druntime=header-only -Dgpu_code="$(gpu_code_here)" -Dtest_pch=enabled
     build build-test
