@@ -177,12 +177,16 @@ template <class Cost, class... W, class... X>
 struct cuts_of<Cost, tlist<W...>, tlist<X...>> {
   static constexpr std::size_t n = sizeof...(X);
 
-  /// A number per distinct type of the list: the position of its first occurrence.
+  /// Each position's type as an address (detail::type_tag): one per type.
+  static constexpr std::array<const void*, n> tags{&type_tag<X>...};
+  /// A number per distinct type of the list: the position of its first
+  /// occurrence. Found by comparing addresses, not by std::is_same_v of T
+  /// with every position's type: that was one instance per pair of
+  /// positions, and a second derivative's list runs to thousands of them.
   template <class T>
   static constexpr std::size_t type_id() {
-    constexpr bool match[] = {std::is_same_v<T, X>...};
     for (std::size_t i = 0; i < n; ++i)
-      if (match[i]) return i;
+      if (tags[i] == &type_tag<T>) return i;
     return n;
   }
   static constexpr std::array<std::size_t, n> ids{type_id<X>()...};
