@@ -177,8 +177,11 @@ template <class Cost, class... W, class... X>
 struct cuts_of<Cost, tlist<W...>, tlist<X...>> {
   static constexpr std::size_t n = sizeof...(X);
 
-  /// Each position's type as an address (detail::type_tag): one per type.
-  static constexpr std::array<const void*, n> tags{&type_tag<X>...};
+  /// Each position's type as an address (detail::type_tag): one per type. A
+  /// built-in array, not std::array: its operator[] is a call, which clang
+  /// counts against its bound on a constant evaluation's steps, and a second
+  /// derivative's list came past it.
+  static constexpr const void* tags[n + 1] = {&type_tag<X>..., nullptr};
   /// A number per distinct type of the list: the position of its first
   /// occurrence. Found by comparing addresses, not by std::is_same_v of T
   /// with every position's type: that was one instance per pair of
