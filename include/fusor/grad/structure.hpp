@@ -180,7 +180,8 @@ struct cuts_of<Cost, tlist<W...>, tlist<X...>> {
   /// Each position's type as an address (detail::type_tag): one per type. A
   /// built-in array, not std::array: its operator[] is a call, which clang
   /// counts against its bound on a constant evaluation's steps, and a second
-  /// derivative's list came past it.
+  /// derivative's list came past it. (One entry more, unread, so that no
+  /// list makes an array of length zero.)
   static constexpr const void* tags[n + 1] = {&type_tag<X>..., nullptr};
   /// A number per distinct type of the list: the position of its first
   /// occurrence. Found by comparing addresses, not by std::is_same_v of T
