@@ -642,10 +642,10 @@ class graph_builder : detail::graph_builder_base {
   /// Gives `node` each backend's kernel of node type X for role Role (only
   /// the backends named in `Only`, when some are: the others need none).
   template <kernel_role Role, class X, backend_id... Only>
-  void mark(int node) {
+  FUSOR_FOLDED void mark(int node) {
     auto& kernels = g_.nodes[static_cast<std::size_t>(node)].kernels;
     (
-        [&] {
+        [&]() FUSOR_FOLDED_LAMBDA {
           if constexpr (named_in<Only...>(Backends::id)) {
             auto& slot = kernels[static_cast<std::size_t>(Backends::id)][static_cast<std::size_t>(Role)];
             if (!slot) slot = Backends::template kernel<Role, X>();
@@ -663,16 +663,16 @@ class graph_builder : detail::graph_builder_base {
   /// the same, backend/gpu/instantiate.hpp); the rest as the nodes whose
   /// shapes it reads (shape_of).
   template <class X>
-  void add_held(const X& e, graph_node& n) {
+  FUSOR_FOLDED void add_held(const X& e, graph_node& n) {
     constexpr std::size_t operands = X::operand_types::size;
     static_assert(operands <= max_arity, "fusor: a node has more operands than max_arity");
     n.arity = static_cast<int>(operands);
     const auto& held = e.held();
     // One lambda per sub-expression, not a member template: a lambda's name is
     // short, a member template's instance is named by the sub-expression's type.
-    [&]<std::size_t... K>(std::index_sequence<K...>) {
+    [&]<std::size_t... K>(std::index_sequence<K...>) FUSOR_FOLDED_LAMBDA {
       (
-          [&] {
+          [&]() FUSOR_FOLDED_LAMBDA {
             int id;
             if constexpr (((X::from_memory >> K) & 1u) != 0) id = operand_in_memory(detail::get<K>(held));
             else id = add(detail::get<K>(held));
@@ -687,7 +687,7 @@ class graph_builder : detail::graph_builder_base {
 
 
   template <class T, int N>
-  void describe(const input<T, N>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+  FUSOR_FOLDED void describe(const input<T, N>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.text = e.str();
     if (describe_given(e.id(), n, key)) return;
     n.kind = node_kind::input;
@@ -700,7 +700,7 @@ class graph_builder : detail::graph_builder_base {
   }
   template <class L>
     requires is_basic_shared_leaf_v<L>
-  void describe(const L& e, graph_node& n, std::vector<std::uint64_t>& key) {
+  FUSOR_FOLDED void describe(const L& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.text = e.str();
     if (describe_given(e.variable().id(), n, key)) return;
     n.kind = node_kind::shared;
@@ -709,7 +709,7 @@ class graph_builder : detail::graph_builder_base {
     key.push_back(e.variable().id());
   }
   template <element E>
-  void describe(const constant<E>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+  FUSOR_FOLDED void describe(const constant<E>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.kind = node_kind::constant;
     n.text = e.str();
     n.elementwise = true;
@@ -721,7 +721,7 @@ class graph_builder : detail::graph_builder_base {
     key.push_back(c.bits);
   }
   template <int N>
-  void describe(const iota_node<N>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+  FUSOR_FOLDED void describe(const iota_node<N>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.kind = node_kind::iota;
     n.text = e.str();
     n.elementwise = true;
@@ -731,7 +731,7 @@ class graph_builder : detail::graph_builder_base {
     e.append_params(key);
   }
   template <class F, class S, class... A>
-  void describe(const map_node<F, S, A...>& e, graph_node& n, std::vector<std::uint64_t>&) {
+  FUSOR_FOLDED void describe(const map_node<F, S, A...>& e, graph_node& n, std::vector<std::uint64_t>&) {
     n.kind = node_kind::map;
     add_held(e, n);
     using X = map_node<F, S, A...>;
@@ -742,14 +742,14 @@ class graph_builder : detail::graph_builder_base {
     describe_map(n, F::symbol, X::infix, X::parenthesized, a);
   }
   template <element T, class A>
-  void describe(const cast_node<T, A>& e, graph_node& n, std::vector<std::uint64_t>&) {
+  FUSOR_FOLDED void describe(const cast_node<T, A>& e, graph_node& n, std::vector<std::uint64_t>&) {
     n.kind = node_kind::cast;
     add_held(e, n);
     n.elementwise = g_[n.child[0]].elementwise;
     n.text = detail::cast_text(name(dtype_of<T>), text(n, 0));
   }
   template <class Op, class A, int R>
-  void describe(const reduce_node<Op, A, R>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+  FUSOR_FOLDED void describe(const reduce_node<Op, A, R>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.kind = node_kind::reduce;
     n.op = detail::reduce_kind_of<Op>();
     add_held(e, n);
@@ -760,7 +760,7 @@ class graph_builder : detail::graph_builder_base {
     n.text = detail::reduce_text(Op::name, text(n, 0), n.naxes, n.axes.data(), n.keepdims);
   }
   template <class A, class B>
-  void describe(const dot_node<A, B>& e, graph_node& n, std::vector<std::uint64_t>&) {
+  FUSOR_FOLDED void describe(const dot_node<A, B>& e, graph_node& n, std::vector<std::uint64_t>&) {
     using V = typename dot_node<A, B>::value_type;
     n.kind = node_kind::dot;
     n.arity = 2;
@@ -782,7 +782,7 @@ class graph_builder : detail::graph_builder_base {
     n.text = detail::dot_text(given(e.lhs(), 0), given(e.rhs(), 1));
   }
   template <class A>
-  void describe(const transpose_node<A>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+  FUSOR_FOLDED void describe(const transpose_node<A>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.kind = node_kind::transpose;
     add_held(e, n);
     n.nparams = e.count();
@@ -791,7 +791,7 @@ class graph_builder : detail::graph_builder_base {
     n.text = detail::transpose_text(text(n, 0), n.nparams, n.params.data());
   }
   template <class A>
-  void describe(const specify_node<A>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+  FUSOR_FOLDED void describe(const specify_node<A>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.kind = node_kind::specify;
     add_held(e, n);
     n.nparams = e.count();
@@ -800,7 +800,7 @@ class graph_builder : detail::graph_builder_base {
     n.text = detail::shaped_text("specify_shape", text(n, 0), n.nparams, n.params.data());
   }
   template <class A>
-  void describe(const collective_node<A>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+  FUSOR_FOLDED void describe(const collective_node<A>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.kind = node_kind::collective;
     add_held(e, n);
     e.append_params(key);
@@ -808,7 +808,7 @@ class graph_builder : detail::graph_builder_base {
     n.leaf = g_.collectives.add(e.shared_op());
   }
   template <class A, class I, int N>
-  void describe(const take_node<A, I, N>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+  FUSOR_FOLDED void describe(const take_node<A, I, N>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.kind = node_kind::take;
     add_held(e, n);
     n.nparams = 1;
@@ -817,7 +817,7 @@ class graph_builder : detail::graph_builder_base {
     n.text = detail::take_text(text(n, 0), text(n, 1), e.axis());
   }
   template <int N, class... A>
-  void describe(const join_node<N, A...>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+  FUSOR_FOLDED void describe(const join_node<N, A...>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.kind = node_kind::join;
     add_held(e, n);
     n.join = e.join();
@@ -827,7 +827,7 @@ class graph_builder : detail::graph_builder_base {
     n.text = detail::join_text(parts, n.join, join_node<N, A...>::fill_text(n.join));
   }
   template <class A>
-  void describe(const diagonal_node<A>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+  FUSOR_FOLDED void describe(const diagonal_node<A>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.kind = node_kind::diagonal;
     add_held(e, n);
     n.nparams = 3;
@@ -838,7 +838,7 @@ class graph_builder : detail::graph_builder_base {
     n.text = detail::diagonal_text(text(n, 0), n.params[0], n.params[1], n.params[2]);
   }
   template <class A, int N>
-  void describe(const view_node<A, N>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+  FUSOR_FOLDED void describe(const view_node<A, N>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.kind = node_kind::view;
     add_held(e, n);
     n.slices = e.spec();
@@ -846,7 +846,7 @@ class graph_builder : detail::graph_builder_base {
     n.text = detail::view_text(text(n, 0), n.slices.str());
   }
   template <class A, int N>
-  void describe(const reshape_node<A, N>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+  FUSOR_FOLDED void describe(const reshape_node<A, N>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.kind = node_kind::reshape;
     add_held(e, n);
     n.nparams = N;
@@ -856,7 +856,7 @@ class graph_builder : detail::graph_builder_base {
   }
 
   template <class G, class L>
-  void describe(const sum_to_node<G, L>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+  FUSOR_FOLDED void describe(const sum_to_node<G, L>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.kind = node_kind::reduce;
     n.op = reduce_kind::sum;
     add_held(e, n);
@@ -865,14 +865,14 @@ class graph_builder : detail::graph_builder_base {
     n.text = detail::sum_to_text(text(n, 0), g_[n.shape_of[0]].text);
   }
   template <class G, class L>
-  void describe(const reshape_like_node<G, L>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+  FUSOR_FOLDED void describe(const reshape_like_node<G, L>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.kind = node_kind::reshape;
     add_held(e, n);
     key.push_back(static_cast<std::uint64_t>(n.shape_of[0]));
     n.text = detail::reshape_like_text(text(n, 0), g_[n.shape_of[0]].text);
   }
   template <element T, class Num, class Den>
-  void describe(const size_ratio_node<T, Num, Den>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+  FUSOR_FOLDED void describe(const size_ratio_node<T, Num, Den>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.kind = node_kind::size_ratio;
     n.elementwise = true;
     add_held(e, n);
@@ -881,7 +881,7 @@ class graph_builder : detail::graph_builder_base {
     n.text = detail::size_ratio_text(g_[n.shape_of[0]].text, g_[n.shape_of[1]].text);
   }
   template <element T, class L>
-  void describe(const zeros_of_node<T, L>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+  FUSOR_FOLDED void describe(const zeros_of_node<T, L>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.kind = node_kind::zeros_of;
     n.elementwise = true;
     add_held(e, n);
@@ -889,7 +889,7 @@ class graph_builder : detail::graph_builder_base {
     n.text = detail::zeros_of_text(g_[n.shape_of[0]].text);
   }
   template <class G, class F, std::size_t K>
-  void describe(const place_node<G, F, K>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+  FUSOR_FOLDED void describe(const place_node<G, F, K>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     using Fw = std::remove_cvref_t<decltype(e.forward())>;
     const Fw& f = e.forward();
     n.kind = node_kind::place;
@@ -926,7 +926,7 @@ class graph_builder : detail::graph_builder_base {
     else n.text = detail::place_text(text(n, 0), X::join_part, f.str());
   }
   template <class C>
-  void describe(const gate_node<C>& e, graph_node& n, std::vector<std::uint64_t>& key) {
+  FUSOR_FOLDED void describe(const gate_node<C>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.kind = node_kind::gate;
     n.elementwise = true;
     e.append_params(key);

@@ -49,7 +49,7 @@ struct backend {
   /// The kernel node type X compiles to for role R: keyed by what it
   /// computes (value types and evaluator), so equal groups share one.
   template <kernel_role R, class X>
-  static const void* kernel() {
+  FUSOR_FOLDED static const void* kernel() {
     if constexpr (R == kernel_role::group) return &group_kernel_of<X>::entry;
     else if constexpr (R == kernel_role::reduce && host_sums_from_memory_v<X>) return nullptr;  // reduce_read does
     else if constexpr (R == kernel_role::reduce) return &reduce_kernel_of<X>::entry;

@@ -58,7 +58,7 @@ inline constexpr const char* instantiate_advice =
 
 /// The key of node type X's kernels.
 template <class X>
-const void* kernel_key() noexcept {
+FUSOR_FOLDED const void* kernel_key() noexcept {
   return &fusor::detail::type_tag<X>;
 }
 
@@ -92,7 +92,7 @@ const void* upload_kernel_entry() {
 struct keyed_backend {
   static constexpr backend_id id = backend_id::device;
   template <kernel_role R, class X>
-  static const void* kernel() {
+  FUSOR_FOLDED static const void* kernel() {
     if constexpr (device_role_v<R>) return kernel_key<X>();
     else return nullptr;
   }
