@@ -19,7 +19,7 @@
 #endif
 #define FUSOR_INLINE FUSOR_HD inline
 
-// A small step of a per-type walk, compiled into its one caller even without
+// A small step of a per-type walk, compiled into its caller even without
 // optimisation: a unit at -Og or -O0 compiles (and names, in its symbol
 // table) a function per step and per node type otherwise, and the compiler's
 // time goes per function more than per instruction. FUSOR_FOLDED_LAMBDA is
