@@ -5,6 +5,7 @@ small programs, each compiled alone (one compiler at a time), at -O2 and at
 
     python3 bench/compile_time.py [--runs 3] [--cases a,b] [--modes O2,O0g]
                                   [--include DIR] [--define NAME[=V]]
+    python3 bench/compile_time.py --against OLD_INCLUDE [--pairs 2] [--cases a,b | --unit SRC --build-dir DIR]
 
 Cases (names for --cases):
   include      `#include <fusor/fusor.hpp>` and an empty main
@@ -29,6 +30,17 @@ Each compile runs in a process of its own, so that its peak resident memory
 a compile over it is reported as failed rather than exhausting the machine.
 The median wall time of --runs compiles is reported, with the largest peak.
 Measured, never asserted.
+
+Before and after (--against DIR, another include directory, e.g. the previous
+commit's headers from `git archive HEAD include | tar -x -C /tmp/old`): each
+case is compiled with both, the two compiles started together, one per core,
+--pairs times. The speed of these machines drifts by 5-10 % within minutes, so
+compiles run one after the other compare the machine as much as the headers;
+compiled side by side, both see the same machine, and only the ratio within a
+pair is a figure. --unit compiles one of the project's own units (a test, an
+example) instead of the cases, with its build's flags, read from DIR's
+compile_commands.json (--build-dir, default build-test) without the
+precompiled header: `--against /tmp/old/include --unit test/test_grad_second.cpp`.
 """
 import argparse
 import json
@@ -186,6 +198,116 @@ def measure(cmd, out, runs, limit_gb):
     return statistics.median(times), max(peaks), os.path.getsize(out)
 
 
+def one_process(cmd, limit_gb):
+    """A compile in a process of its own (its peak is its own), started and not waited for."""
+    return subprocess.Popen([sys.executable, __file__, "--one", json.dumps(cmd), str(limit_gb)],
+                            stdout=subprocess.PIPE, text=True)
+
+
+def measure_pairs(cmds, outs, pairs, limit_gb):
+    """[(old, new)] per pair, each (seconds, peak KiB, object bytes) or None: cmds[0] and
+    cmds[1] compiled side by side, the one started first alternating."""
+    results = []
+    for k in range(pairs):
+        order = [0, 1] if k % 2 == 0 else [1, 0]
+        procs = {i: one_process(cmds[i], limit_gb) for i in order}
+        pair = [None, None]
+        for i in (0, 1):
+            t, m = procs[i].communicate()[0].split()
+            if procs[i].returncode == 0 and float(t) >= 0:
+                pair[i] = (float(t), int(m), os.path.getsize(outs[i]))
+        results.append(tuple(pair))
+    return results
+
+
+def unit_command(unit, build_dir):
+    """The compile command of the project's unit `unit` (a path from the
+    repository's root) in build_dir's compile_commands.json, as a list run
+    from build_dir: the unit's own entry, or its unity group's with the unit
+    as the source. The precompiled header and the dependency files are left
+    out."""
+    with open(os.path.join(build_dir, "compile_commands.json")) as f:
+        entries = json.load(f)
+    target = os.path.realpath(os.path.join(ROOT, unit))
+
+    def source(e):
+        return os.path.realpath(os.path.join(e["directory"], e["file"]))
+
+    entry = next((e for e in entries if source(e) == target), None)
+    if entry is None:  # a unit compiled in a group (meson's unity build)
+        for e in entries:
+            try:
+                with open(source(e)) as f:
+                    if target in (os.path.realpath(line.strip()[len("#include<"):-1])
+                                  for line in f if line.startswith("#include<")):
+                        entry = e
+                        break
+            except OSError:
+                continue
+    if entry is None:
+        raise SystemExit("%s: not a unit of %s (compile_commands.json)" % (unit, build_dir))
+    cmd, skip = [], False
+    for w in entry["command"].split():
+        if skip:
+            skip = False
+        elif w in ("-include", "-MQ", "-MF", "-o", "-c"):
+            skip = True  # the flag and its argument (-c's is the source, given again by the caller)
+        elif w in ("-MD", "-Winvalid-pch", "-Werror=invalid-pch", "-fpch-deps", "-fdiagnostics-color=always"):
+            pass
+        elif w.startswith("-I") and len(w) > 2:  # absolute, so that the compile can run anywhere
+            cmd.append("-I" + os.path.normpath(os.path.join(entry["directory"], w[2:])))
+        else:
+            cmd.append(w)
+    return cmd, target
+
+
+def with_include(cmd, include):
+    """cmd with the project's include directory replaced by `include`."""
+    ours = os.path.realpath(os.path.join(ROOT, "include"))
+    return [("-I" + include) if w.startswith("-I") and os.path.realpath(w[2:]) == ours else w for w in cmd]
+
+
+def compare(args):
+    """Before (--against) and after (--include), side by side: one line per pair, then the
+    ratios' median per case."""
+    print("before: %s\nafter:  %s" % (args.against, args.include))
+    with tempfile.TemporaryDirectory() as tmp:
+        jobs = []  # (name, mode, command for an include directory and an object)
+        if args.unit:
+            base, src = unit_command(args.unit, args.build_dir)
+            jobs.append((args.unit, "build", lambda inc, out: with_include(base, inc) + ["-c", src, "-o", out]))
+        else:
+            all_sources = sources()
+            names = list(all_sources) if args.cases == "all" else args.cases.split(",")
+            for name in names:
+                src = os.path.join(tmp, name + ".cpp")
+                with open(src, "w") as f:
+                    f.write(all_sources[name][1])
+                for mode in args.modes.split(","):
+                    jobs.append((name, mode, lambda inc, out, src=src, mode=mode:
+                                 [args.cxx, "-std=c++20"] + MODES[mode] +
+                                 ["-I", inc, "-isystem", "/usr/include/x86_64-linux-gnu/openblas-pthread"] +
+                                 ["-D" + d for d in args.define] + ["-c", src, "-o", out]))
+        for name, mode, make in jobs:
+            outs = [os.path.join(tmp, "before.o"), os.path.join(tmp, "after.o")]
+            cmds = [make(args.against, outs[0]), make(args.include, outs[1])]
+            ratios = []
+            for k, (old, new) in enumerate(measure_pairs(cmds, outs, args.pairs, args.limit_gb)):
+                if old is None or new is None:
+                    print("%-12s %-5s pair %d: a compile failed (over %.0f GB of address space?)"
+                          % (name, mode, k + 1, args.limit_gb), flush=True)
+                    continue
+                ratios.append(new[0] / old[0])
+                print("%-12s %-5s pair %d: before %7.2f s %6.0f MB %6.1f MB object, after %7.2f s %6.0f MB "
+                      "%6.1f MB object: %.3f x the time" % (name, mode, k + 1, old[0], old[1] / 1024, old[2] / 2**20,
+                                                           new[0], new[1] / 1024, new[2] / 2**20, ratios[-1]),
+                      flush=True)
+            if ratios:
+                print("%-12s %-5s median of %d pairs: %.3f x the time" % (name, mode, len(ratios),
+                                                                         statistics.median(ratios)), flush=True)
+    return 0
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--one":
         t, m = compile_once(json.loads(sys.argv[2]), float(sys.argv[3]))
@@ -202,7 +324,17 @@ def main():
     ap.add_argument("--json", help="also write the figures to this file")
     ap.add_argument("--limit-gb", type=float, default=12.0,
                     help="address-space cap per compile; a compile over it is reported as failed (default 12)")
+    ap.add_argument("--against", help="another include directory: compile each case with both, side by side")
+    ap.add_argument("--pairs", type=int, default=2, help="side-by-side pairs per case with --against (default 2)")
+    ap.add_argument("--unit", help="with --against: one of the project's units (e.g. test/test_grad_second.cpp) "
+                                   "instead of the cases, compiled with its build's flags")
+    ap.add_argument("--build-dir", default=os.path.join(ROOT, "build-test"),
+                    help="the build whose compile_commands.json gives --unit's flags (default build-test)")
     args = ap.parse_args()
+    if args.unit and not args.against:
+        ap.error("--unit compares two include directories: give --against too")
+    if args.against:
+        return compare(args)
     all_sources = sources()
     names = list(all_sources) if args.cases == "all" else args.cases.split(",")
     modes = args.modes.split(",")
