@@ -148,9 +148,10 @@ class map_node : public expression_base {
   }();
 
   std::string str() const {
-    const std::array<std::string, sizeof...(Args)> texts = [&]<std::size_t... K>(std::index_sequence<K...>) {
-      return std::array<std::string, sizeof...(Args)>{detail::get<K>(args_).str()...};
-    }(std::index_sequence_for<Args...>{});
+    const std::array<std::string, sizeof...(Args)> texts =
+        [&]<std::size_t... K>(std::index_sequence<K...>) FUSOR_FOLDED_LAMBDA {
+          return std::array<std::string, sizeof...(Args)>{detail::get<K>(args_).str()...};
+        }(std::index_sequence_for<Args...>{});
     std::array<std::string_view, sizeof...(Args)> views;
     for (std::size_t k = 0; k < texts.size(); ++k) views[k] = texts[k];
     unsigned zero_terms = 0;  // closed gates, which print as 0 (detail::map_text)

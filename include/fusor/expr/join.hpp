@@ -116,7 +116,7 @@ class join_node : public expression_base {
 
   std::string str() const {
     std::string parts;
-    [&]<std::size_t... K>(std::index_sequence<K...>) {
+    [&]<std::size_t... K>(std::index_sequence<K...>) FUSOR_FOLDED_LAMBDA {
       ((parts += (parts.empty() ? "" : ", ") + detail::get<K>(parts_).str()), ...);
     }(std::index_sequence_for<A...>{});
     return detail::join_text(parts, params_, fill_text(params_));

@@ -52,8 +52,9 @@ void graph_key(const X& e, key_t& key) {
     if (e.on()) graph_key(e.arg(), key);
   } else {
     const auto& held = e.held();
-    [&]<std::size_t... K>(std::index_sequence<K...>) { (graph_key(detail::get<K>(held), key), ...); }(
-        detail::indices_of<decltype(held)>);
+    [&]<std::size_t... K>(std::index_sequence<K...>) FUSOR_FOLDED_LAMBDA {
+      (graph_key(detail::get<K>(held), key), ...);
+    }(detail::indices_of<decltype(held)>);
   }
 }
 

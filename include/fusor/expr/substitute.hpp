@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "fusor/core/apply.hpp"
+#include "fusor/core/config.hpp"
 #include "fusor/expr/dot.hpp"
 #include "fusor/expr/elementwise.hpp"
 #include "fusor/expr/generate.hpp"
@@ -64,8 +65,9 @@ X substitute(const X& e, const std::tuple<S...>& swaps) {
     return e;  // inputs, constants (an array constant's variable is nobody's to swap), iota
   } else {
     const auto& held = e.held();
-    return [&]<std::size_t... K>(std::index_sequence<K...>) { return e.remake(substitute(detail::get<K>(held), swaps)...); }(
-        detail::indices_of<decltype(held)>);
+    return [&]<std::size_t... K>(std::index_sequence<K...>) FUSOR_FOLDED_LAMBDA {
+      return e.remake(substitute(detail::get<K>(held), swaps)...);
+    }(detail::indices_of<decltype(held)>);
   }
 }
 

@@ -36,8 +36,9 @@ void visit_leaves(const X& e, F&& f) {
     if (e.on()) visit_leaves(e.arg(), f);
   } else {
     const auto& held = e.held();
-    [&]<std::size_t... K>(std::index_sequence<K...>) { (visit_leaves(detail::get<K>(held), f), ...); }(
-        detail::indices_of<decltype(held)>);
+    [&]<std::size_t... K>(std::index_sequence<K...>) FUSOR_FOLDED_LAMBDA {
+      (visit_leaves(detail::get<K>(held), f), ...);
+    }(detail::indices_of<decltype(held)>);
   }
 }
 
@@ -119,8 +120,9 @@ void pattern_into(const X& e, std::vector<bool>& p) {
   } else if constexpr (detail::has<detail::member::join, X> || detail::has<detail::member::indices, X>) {
     std::fill(p.begin(), p.end(), false);  // assembled: extents change
   } else if constexpr (detail::has<detail::member::args, X>) {
-    [&]<std::size_t... K>(std::index_sequence<K...>) { (pattern_into(detail::get<K>(e.args()), p), ...); }(
-        detail::indices_of<decltype(e.args())>);
+    [&]<std::size_t... K>(std::index_sequence<K...>) FUSOR_FOLDED_LAMBDA {
+      (pattern_into(detail::get<K>(e.args()), p), ...);
+    }(detail::indices_of<decltype(e.args())>);
   } else if constexpr (detail::has<detail::member::keeps_dims, X>) {
     if (!e.keeps_dims()) {
       std::fill(p.begin(), p.end(), false);  // a different rank: nothing is known

@@ -525,7 +525,7 @@ class walker {
       // another variable of its type there contributes through a closed
       // gate, so the edge pad's place never enters a graph.
       if (e.join().kind == join_kind::pad_edge) refuse_inside(e, "an edge pad (pad(..., fusor::edge))", true);
-      return [&]<std::size_t... K>(std::index_sequence<K...>) {
+      return [&]<std::size_t... K>(std::index_sequence<K...>) FUSOR_FOLDED_LAMBDA {
         return sum_paths(join_part<K>(e, g)...);
       }(std::index_sequence_for<A...>{});
     }
@@ -690,7 +690,7 @@ auto cut_adjoint(const Cost& cost, const Sites& sites, const Seed& seed, std::si
   using S = std::remove_cvref_t<decltype(*site.at[0])>;
   walker<S, true, Cuts> walk(*site.at[j], site.key[j], !site.first[j]);
   auto from_cost = walk.back(cost, seed);
-  return [&]<std::size_t... K>(std::index_sequence<K...>) {
+  return [&]<std::size_t... K>(std::index_sequence<K...>) FUSOR_FOLDED_LAMBDA {
     return walk.sum_paths(FUSOR_MOVE(from_cost), walk.below(detail::get<K>(sites), before)...);
   }(std::index_sequence_for<Before...>{});
 }
@@ -813,7 +813,7 @@ auto target_gradient(const Cost& cost, const Sites& sites, const Seed& seed, con
   constexpr bool gated = occurrences<Cost, W>::value > 1 || Cuts::size > 0;
   walker<W, gated, Cuts> walk(leaf, value_key(leaf));
   auto from_cost = walk.back(cost, seed);
-  auto total = [&]<std::size_t... K>(std::index_sequence<K...>) {
+  auto total = [&]<std::size_t... K>(std::index_sequence<K...>) FUSOR_FOLDED_LAMBDA {
     return walk.sum_paths(FUSOR_MOVE(from_cost), walk.below(detail::get<K>(sites), detail::get<K>(adjoints))...);
   }(std::make_index_sequence<Cuts::size>{});
   if (!walk.found())
@@ -876,7 +876,7 @@ auto grad_leaves(const Cost& cost, const W&... leaves) {
   // (not a weak number: derivatives keep the cost's dtype).
   const auto seed = make_part<false, false>(cast<C>(constant<C>(C(1))));
   const auto adjoints = cut_adjoints<cuts, tlist<W...>>(cost, sites, seed);
-  return [&]<std::size_t... K>(std::index_sequence<K...>) {
+  return [&]<std::size_t... K>(std::index_sequence<K...>) FUSOR_FOLDED_LAMBDA {
     if constexpr (sizeof...(W) == 1)
       return ref_node<gradient_of<0, Cost, W...>>(target_gradient<cuts>(cost, sites, seed, adjoints, leaves...));
     else

@@ -324,7 +324,7 @@ void visit_live_nodes(const X& e, F&& f, bool open = true) {
       if constexpr (((bits >> K) & 1) != 0) visit_live_nodes(operand, f, open);
     };
     if constexpr (detail::has<detail::member::args, X>) {
-      [&]<std::size_t... K>(std::index_sequence<K...>) {
+      [&]<std::size_t... K>(std::index_sequence<K...>) FUSOR_FOLDED_LAMBDA {
         (at(std::integral_constant<std::size_t, K>{}, detail::get<K>(e.args())), ...);
       }(std::make_index_sequence<std::tuple_size_v<std::remove_cvref_t<decltype(e.args())>>>{});
     } else if constexpr (detail::has<detail::member::lhs, X>) {

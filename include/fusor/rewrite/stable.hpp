@@ -140,7 +140,7 @@ auto rebuild(const X& e, rebuilt_refs& refs) {
   } else {
     constexpr std::size_t operands = X::operand_types::size;
     const auto& held = e.held();
-    return [&]<std::size_t... K>(std::index_sequence<K...>) {
+    return [&]<std::size_t... K>(std::index_sequence<K...>) FUSOR_FOLDED_LAMBDA {
       return e.remake(stabilized_if<(K < operands)>(detail::get<K>(held), refs)...);
     }(detail::indices_of<decltype(held)>);
   }

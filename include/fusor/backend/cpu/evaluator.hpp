@@ -266,14 +266,14 @@ struct map_eval<F, R, type_list<Casts...>, Children...> {
 
   const dims& shape() const noexcept { return out_shape; }
   void broadcast_to(const dims& out) noexcept {
-    [&]<std::size_t... K>(std::index_sequence<K...>) { (child<K>().broadcast_to(out), ...); }(all);
+    [&]<std::size_t... K>(std::index_sequence<K...>) FUSOR_FOLDED_LAMBDA { (child<K>().broadcast_to(out), ...); }(all);
   }
   template <class G>
   void for_each_leaf(G&& g) {
-    [&]<std::size_t... K>(std::index_sequence<K...>) { (child<K>().for_each_leaf(g), ...); }(all);
+    [&]<std::size_t... K>(std::index_sequence<K...>) FUSOR_FOLDED_LAMBDA { (child<K>().for_each_leaf(g), ...); }(all);
   }
   void set_outer(const index_t* idx, std::size_t n) noexcept {
-    [&]<std::size_t... K>(std::index_sequence<K...>) { (child<K>().set_outer(idx, n), ...); }(all);
+    [&]<std::size_t... K>(std::index_sequence<K...>) FUSOR_FOLDED_LAMBDA { (child<K>().set_outer(idx, n), ...); }(all);
   }
   // The per-element members (scalar, load, load_mask) spell out one and two
   // operands instead of expanding indices in a lambda: they are the loops'
@@ -292,7 +292,7 @@ struct map_eval<F, R, type_list<Casts...>, Children...> {
       return static_cast<R>(
           F{}(convert_element<std::tuple_element_t<0, C>>(child<0>().scalar(i)), convert_element<std::tuple_element_t<1, C>>(child<1>().scalar(i))));
     } else {
-      return [&]<std::size_t... K>(std::index_sequence<K...>) {
+      return [&]<std::size_t... K>(std::index_sequence<K...>) FUSOR_FOLDED_LAMBDA {
         return static_cast<R>(F{}(convert_element<Casts>(child<K>().scalar(i))...));
       }(all);
     }
@@ -307,7 +307,7 @@ struct map_eval<F, R, type_list<Casts...>, Children...> {
       // complement wrapping), and no signed overflow where xsimd falls back to
       // scalar code (32-bit multiply before SSE4.1).
       using U = std::make_unsigned_t<R>;
-      return xsimd::bitwise_cast<batch<R>>([&]<std::size_t... K>(std::index_sequence<K...>) {
+      return xsimd::bitwise_cast<batch<R>>([&]<std::size_t... K>(std::index_sequence<K...>) FUSOR_FOLDED_LAMBDA {
         return F{}(xsimd::bitwise_cast<batch<U>>(load_child<Mode>(child<K>(), i))...);
       }(all));
     } else if constexpr (sizeof...(Children) == 1) {
@@ -315,7 +315,9 @@ struct map_eval<F, R, type_list<Casts...>, Children...> {
     } else if constexpr (sizeof...(Children) == 2) {
       return F{}(load_child<Mode>(child<0>(), i), load_child<Mode>(child<1>(), i));
     } else {
-      return [&]<std::size_t... K>(std::index_sequence<K...>) { return F{}(load_child<Mode>(child<K>(), i)...); }(all);
+      return [&]<std::size_t... K>(std::index_sequence<K...>) FUSOR_FOLDED_LAMBDA {
+        return F{}(load_child<Mode>(child<K>(), i)...);
+      }(all);
     }
   }
   /// A comparison as a mask over batches of T (the condition of a where).

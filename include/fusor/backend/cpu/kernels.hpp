@@ -26,6 +26,7 @@
 #include "fusor/compile/graph.hpp"
 #include "fusor/compile/plan.hpp"
 #include "fusor/compile/shapes.hpp"
+#include "fusor/core/config.hpp"
 #include "fusor/expr/fusion.hpp"
 
 namespace fusor::cpu {
@@ -134,7 +135,7 @@ struct evaluator_builder {
   }
   template <class F, class R, class Casts, class... C>
   void fill(map_eval<F, R, Casts, C...>& ev, int node) const {
-    [&]<std::size_t... K>(std::index_sequence<K...>) {
+    [&]<std::size_t... K>(std::index_sequence<K...>) FUSOR_FOLDED_LAMBDA {
       (fill(ev.template child<K>(), child(node, static_cast<int>(K))), ...);
     }(std::index_sequence_for<C...>{});
     ev.out_shape = p.shapes[static_cast<std::size_t>(node)];
@@ -232,7 +233,7 @@ struct multi_kernel {
     const evaluator_builder b{g, p};
     prepare_each(*st, b, s, std::index_sequence_for<Gs...>{});
     const dims& shape = p.shapes[static_cast<std::size_t>(s.group[0][0])];
-    [&]<std::size_t... K>(std::index_sequence<K...>) {
+    [&]<std::size_t... K>(std::index_sequence<K...>) FUSOR_FOLDED_LAMBDA {
       (std::get<K>(st->evs).broadcast_to(shape), ...);
       st->loop.prepare(shape, std::get<K>(st->evs)...);
     }(std::index_sequence_for<Gs...>{});

@@ -17,6 +17,7 @@
 #include "fusor/backend/cpu/evaluator.hpp"
 #include "fusor/backend/cpu/simd.hpp"
 #include "fusor/core/collapse.hpp"
+#include "fusor/core/config.hpp"
 
 namespace fusor::cpu {
 
@@ -360,7 +361,7 @@ struct multi_loop {
       (evs.set_outer(idx, outer), ...);
       for (std::size_t begin = 0; begin < n; begin += chunk) {
         const std::size_t end = begin + chunk < n ? begin + chunk : n;
-        [&]<std::size_t... K>(std::index_sequence<K...>) {
+        [&]<std::size_t... K>(std::index_sequence<K...>) FUSOR_FOLDED_LAMBDA {
           (one(std::get<K>(outs) + offset, evs, begin, end, vectorise[K]), ...);
         }(std::index_sequence_for<E...>{});
       }
