@@ -46,6 +46,7 @@ import argparse
 import json
 import os
 import resource
+import shlex
 import statistics
 import subprocess
 import sys
@@ -198,6 +199,13 @@ def measure(cmd, out, runs, limit_gb):
     return statistics.median(times), max(peaks), os.path.getsize(out)
 
 
+def case_command(args, mode, include, src, out):
+    """The command compiling a case's source `src` in `mode` against the headers in `include`."""
+    return ([args.cxx, "-std=c++20"] + MODES[mode] +
+            ["-I", include, "-isystem", "/usr/include/x86_64-linux-gnu/openblas-pthread"] +
+            ["-D" + d for d in args.define] + ["-c", src, "-o", out])
+
+
 def one_process(cmd, limit_gb):
     """A compile in a process of its own (its peak is its own), started and not waited for."""
     return subprocess.Popen([sys.executable, __file__, "--one", json.dumps(cmd), str(limit_gb)],
@@ -222,10 +230,11 @@ def measure_pairs(cmds, outs, pairs, limit_gb):
 
 def unit_command(unit, build_dir):
     """The compile command of the project's unit `unit` (a path from the
-    repository's root) in build_dir's compile_commands.json, as a list run
-    from build_dir: the unit's own entry, or its unity group's with the unit
-    as the source. The precompiled header and the dependency files are left
-    out."""
+    repository's root) in build_dir's compile_commands.json, as a list with
+    absolute include directories (it runs from anywhere), and the unit's path:
+    the unit's own entry, or its unity group's with the unit as the source.
+    The source, the object, the precompiled header and the dependency files
+    are left out."""
     with open(os.path.join(build_dir, "compile_commands.json")) as f:
         entries = json.load(f)
     target = os.path.realpath(os.path.join(ROOT, unit))
@@ -247,7 +256,7 @@ def unit_command(unit, build_dir):
     if entry is None:
         raise SystemExit("%s: not a unit of %s (compile_commands.json)" % (unit, build_dir))
     cmd, skip = [], False
-    for w in entry["command"].split():
+    for w in shlex.split(entry["command"]):
         if skip:
             skip = False
         elif w in ("-include", "-MQ", "-MF", "-o", "-c"):
@@ -285,9 +294,7 @@ def compare(args):
                     f.write(all_sources[name][1])
                 for mode in args.modes.split(","):
                     jobs.append((name, mode, lambda inc, out, src=src, mode=mode:
-                                 [args.cxx, "-std=c++20"] + MODES[mode] +
-                                 ["-I", inc, "-isystem", "/usr/include/x86_64-linux-gnu/openblas-pthread"] +
-                                 ["-D" + d for d in args.define] + ["-c", src, "-o", out]))
+                                 case_command(args, mode, inc, src, out)))
         for name, mode, make in jobs:
             outs = [os.path.join(tmp, "before.o"), os.path.join(tmp, "after.o")]
             cmds = [make(args.against, outs[0]), make(args.include, outs[1])]
@@ -347,9 +354,7 @@ def main():
                 f.write(text)
             for mode in modes:
                 out = os.path.join(tmp, "%s.%s.o" % (name, mode))
-                cmd = ([args.cxx, "-std=c++20"] + MODES[mode] + ["-I", args.include,
-                       "-isystem", "/usr/include/x86_64-linux-gnu/openblas-pthread"] +
-                       ["-D" + d for d in args.define] + ["-c", src, "-o", out])
+                cmd = case_command(args, mode, args.include, src, out)
                 r = measure(cmd, out, args.runs, args.limit_gb)
                 results[(name, mode)] = r
                 if r is None:
