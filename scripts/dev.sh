@@ -156,12 +156,15 @@ case "${1:-}" in
     # 12's AVX-512 intrinsics are macros without optimisation, which xsimd
     # 8.1's integer select does not compile against.)
     install_deps "${mpi_packages[@]}"
-    # Header-only, as fusor is used by default; the asan run below builds the
-    # same suite in the compiled-runtime mode (libfusor), so both modes run
-    # every test. (This way round because the planner and its company cost a
-    # unit about 2 s more to compile here and about 7 s more at -O0 with the
-    # sanitizers' instrumentation; the GPU suite's nvcc units use libfusor
-    # either way, gpu/meson.build.)
+    # In the compiled-runtime mode (libfusor, FUSOR_SEPARATE_COMPILATION); the
+    # asan run below builds the same suite header-only, as fusor is used by
+    # default, so both modes run every test. This way round because g++
+    # compiles the planner and its company again in every unit that includes
+    # them header-only (4-6 s more per unit here, the precompiled header
+    # notwithstanding), where clang compiles them once per build, into the
+    # precompiled header's own object (-fpch-codegen, test/meson.build): about
+    # 1 s more per unit there. (The GPU suite's nvcc units use libfusor either
+    # way, gpu/meson.build.)
     # -g1 (line tables: a backtrace names files and lines, a debugger steps by
     # line; no variables): full -g made the units that keep debug
     # information 1.4x slower to compile and 2.4x larger, and this is the build
@@ -178,7 +181,7 @@ case "${1:-}" in
     # is redundant, but without it meson 1.0 still gives nvcc the project
     # default's -g -lineinfo (the host units' flags are the same either way).
     configure build-test -Dbuildtype=custom -Ddebug=false -Dcpp_args=-g1 -Doptimization=g -Dbenchmarks=disabled \
-      -Dexamples=false -Druntime=header-only -Dgpu_code="$(gpu_code_here)" -Dtest_pch=enabled
+      -Dexamples=false -Druntime=compiled -Dgpu_code="$(gpu_code_here)" -Dtest_pch=enabled
     build build-test
     run_tests build-test
     ;;
@@ -189,8 +192,10 @@ case "${1:-}" in
     # sanitizers see every access (nothing optimised away), the build takes
     # about half the time of -Og with -march=native, and the SSE2 code paths
     # get checked too (the test build runs the machine's widest vectors).
-    # The compiled-runtime mode (libfusor, FUSOR_SEPARATE_COMPILATION): each
-    # unit skips instrumenting the planner and its company again. Line tables
+    # Header-only (the test build above is the compiled-runtime mode's run):
+    # clang's precompiled header compiles the run-time half once for the
+    # units that use it; the few that cannot (FUSOR_CHECKED, a replaced
+    # operator new, the two-unit device test) compile it each. Line tables
     # only (-g1): a report still names every frame's file and line.
     # clang, not g++: the suite instrumented by clang 14 compiles in about half
     # of g++ 12's time (g++ instruments every member call of every expression
@@ -202,7 +207,7 @@ case "${1:-}" in
     fi
     CXX=clang++ configure build-asan -Dbuildtype=custom -Ddebug=false -Dcpp_args=-g1 -Doptimization=0 -Dnative=false \
       -Db_sanitize=address,undefined -Db_lundef=false -Dgpu=disabled -Dbenchmarks=disabled -Dexamples=false \
-      -Druntime=compiled -Dtest_pch=enabled
+      -Druntime=header-only -Dtest_pch=enabled
     # Memory once bounded this build on a 2-vCPU, 23 GB machine (g++'s
     # gradient units took up to 8.5 GB each at -O0 with ASan); under clang the
     # test groups (test/meson.build) peak at 2.0-2.8 GB (the gradient groups)
