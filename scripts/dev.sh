@@ -162,9 +162,9 @@ case "${1:-}" in
     # compiles the planner and its company again in every unit that includes
     # them header-only (4-6 s more per unit here, the precompiled header
     # notwithstanding), where clang compiles them once per build, into the
-    # precompiled header's own object (-fpch-codegen, test/meson.build): about
-    # 1 s more per unit there. (The GPU suite's nvcc units use libfusor either
-    # way, gpu/meson.build.)
+    # precompiled header's own object (-fpch-codegen; test/pch/test_pch.hpp):
+    # there header-only costs a unit no more than the compiled mode. (The GPU
+    # suite's nvcc units use libfusor either way, gpu/meson.build.)
     # -g1 (line tables: a backtrace names files and lines, a debugger steps by
     # line; no variables): full -g made the units that keep debug
     # information 1.4x slower to compile and 2.4x larger, and this is the build
@@ -195,7 +195,8 @@ case "${1:-}" in
     # Header-only (the test build above is the compiled-runtime mode's run):
     # clang's precompiled header compiles the run-time half once for the
     # units that use it; the few that cannot (FUSOR_CHECKED, a replaced
-    # operator new, the two-unit device test) compile it each. Line tables
+    # operator new, the two-unit device test) compile it each, 7-14 s more
+    # than in the compiled mode. Line tables
     # only (-g1): a report still names every frame's file and line.
     # clang, not g++: the suite instrumented by clang 14 compiles in about half
     # of g++ 12's time (g++ instruments every member call of every expression
