@@ -196,8 +196,8 @@ case "${1:-}" in
     # clang's precompiled header compiles the run-time half once for the
     # units that use it; the few that cannot (FUSOR_CHECKED, a replaced
     # operator new, the two-unit device test) compile it each, 7-14 s more
-    # than in the compiled mode. Line tables
-    # only (-g1): a report still names every frame's file and line.
+    # than in the compiled mode. Line tables only (-g1): a report still names
+    # every frame's file and line.
     # clang, not g++: the suite instrumented by clang 14 compiles in about half
     # of g++ 12's time (g++ instruments every member call of every expression
     # node with UBSan's null and alignment checks, a third of a unit's time),

@@ -279,7 +279,9 @@ struct map_eval<F, R, type_list<Casts...>, Children...> {
   // operands instead of expanding indices in a lambda: they are the loops'
   // bodies, and each lambda was one more call level that GCC's inliner gave
   // up on in a gradient's deep trees (an update's load was an outlined call
-  // per batch).
+  // per batch). The lambdas of the general case are folded now
+  // (FUSOR_FOLDED_LAMBDA), which may make the spelled-out cases redundant;
+  // they stay until the run-time benchmarks say so.
   R scalar(index_t i) const noexcept {
     using C = std::tuple<Casts...>;  // named for its elements' types only
     if constexpr (sizeof...(Children) == 1) {
