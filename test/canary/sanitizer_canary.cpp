@@ -7,6 +7,7 @@
 //
 //   sanitizer_canary signed-overflow   UBSan: INT_MAX + 1
 //   sanitizer_canary float-cast        UBSan: 1e300 converted to int
+//   sanitizer_canary misaligned        UBSan: a double read at an odd address
 //   sanitizer_canary heap-overflow     ASan: one element past a heap array
 //   sanitizer_canary data-race         TSan: two threads, one plain int
 //   sanitizer_canary device-deref      ASan: host code reading (emulated) device memory
@@ -32,6 +33,17 @@ int float_cast() {
   volatile double huge = 1e300;
   const int converted = static_cast<int>(huge);  // undefined: UBSan (float-cast-overflow) must stop here
   std::printf("no report: %d\n", converted);
+  return 0;
+}
+
+/// The alignment check is left out of the symbolic layers only
+/// (test/sanitizers/ubsan_ignorelist.txt): code that reads memory through a
+/// pointer, as this does, keeps it.
+int misaligned() {
+  alignas(double) unsigned char bytes[2 * sizeof(double)] = {};
+  const auto* odd = reinterpret_cast<const double*>(bytes + 1);
+  sink = static_cast<int>(*odd);  // undefined: UBSan (alignment) must stop here
+  std::printf("no report\n");
   return 0;
 }
 
@@ -70,10 +82,11 @@ int device_deref() {
 int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "signed-overflow") == 0) return signed_overflow();
   if (argc == 2 && std::strcmp(argv[1], "float-cast") == 0) return float_cast();
+  if (argc == 2 && std::strcmp(argv[1], "misaligned") == 0) return misaligned();
   if (argc == 2 && std::strcmp(argv[1], "heap-overflow") == 0) return heap_overflow();
   if (argc == 2 && std::strcmp(argv[1], "data-race") == 0) return data_race();
   if (argc == 2 && std::strcmp(argv[1], "device-deref") == 0) return device_deref();
   std::printf("no report: unknown mode (usage: sanitizer_canary "
-              "signed-overflow|float-cast|heap-overflow|data-race|device-deref)\n");
+              "signed-overflow|float-cast|misaligned|heap-overflow|data-race|device-deref)\n");
   return 0;
 }
