@@ -9,6 +9,7 @@
 //   sanitizer_canary float-cast        UBSan: 1e300 converted to int
 //   sanitizer_canary misaligned        UBSan: a double read at an odd address
 //   sanitizer_canary heap-overflow     ASan: one element past a heap array
+//   sanitizer_canary stack-use-after-return  ASan: a local read after its function returned
 //   sanitizer_canary data-race         TSan: two threads, one plain int
 //   sanitizer_canary device-deref      ASan: host code reading (emulated) device memory
 #include <climits>
@@ -18,6 +19,8 @@
 
 #include "fusor/memory/array.hpp"
 #include "fusor/memory/emulated_device.hpp"
+
+#include "../sanitizers/asan_options.hpp"
 
 namespace {
 volatile int sink = 0;
@@ -55,6 +58,21 @@ int heap_overflow() {
   return 0;
 }
 
+/// The address of a local, outliving its function (through a volatile
+/// pointer, which the compiler does not follow, so it does not warn).
+[[gnu::noinline]] const int* local_address() {
+  int local = 42;
+  int* volatile address = &local;
+  sink = *address;
+  return address;
+}
+int stack_use_after_return() {
+  const int* dangling = local_address();
+  sink = *dangling;  // the frame is gone: ASan (detect_stack_use_after_return) must stop here
+  std::printf("no report\n");
+  return 0;
+}
+
 int shared_counter = 0;
 int data_race() {
   std::thread a([] {
@@ -84,9 +102,11 @@ int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "float-cast") == 0) return float_cast();
   if (argc == 2 && std::strcmp(argv[1], "misaligned") == 0) return misaligned();
   if (argc == 2 && std::strcmp(argv[1], "heap-overflow") == 0) return heap_overflow();
+  if (argc == 2 && std::strcmp(argv[1], "stack-use-after-return") == 0) return stack_use_after_return();
   if (argc == 2 && std::strcmp(argv[1], "data-race") == 0) return data_race();
   if (argc == 2 && std::strcmp(argv[1], "device-deref") == 0) return device_deref();
   std::printf("no report: unknown mode (usage: sanitizer_canary "
-              "signed-overflow|float-cast|misaligned|heap-overflow|data-race|device-deref)\n");
+              "signed-overflow|float-cast|misaligned|heap-overflow|stack-use-after-return|data-race|"
+              "device-deref)\n");
   return 0;
 }
