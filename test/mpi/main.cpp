@@ -13,6 +13,7 @@
 #include <mpi.h>
 
 #include "../replace_new.hpp"
+#include "../sanitizers/asan_options.hpp"
 
 namespace mpi_test {
 std::atomic<std::size_t> allocations{0};  // declared in mpi_test.hpp
