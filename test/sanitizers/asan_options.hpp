@@ -1,7 +1,8 @@
 // test/sanitizers/asan_options.hpp — AddressSanitizer's defaults for the test
 // programs: included once by each program's main unit (test/main.cpp, the
 // multi-process tests' test/mpi/main.cpp, the sanitizer canary), which then
-// defines the hook the sanitizer's run time reads before main. ASAN_OPTIONS still overrides what it names.
+// defines the hook the sanitizer's run time reads before main. ASAN_OPTIONS
+// still overrides what it names.
 //
 // detect_stack_use_after_return: a read through a reference to a local of a
 // function that has returned is reported, instead of reading whatever the
