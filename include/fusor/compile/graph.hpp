@@ -537,8 +537,15 @@ class graph_builder : detail::graph_builder_base {
 
   /// Adds an expression whose value is needed in memory (an output, an
   /// update, a materialised operand); returns its node.
+  /// (Nothing in nvcc's device pass, core/config.hpp: the per-node-type walks
+  /// below are not instantiated there; the device kernels are, by their own
+  /// walk over the types, backend/gpu/instantiate.hpp.)
   template <class X>
   int add_root(const X& e) {
+#if FUSOR_DEVICE_PASS
+    (void)e;
+    return 0;
+#else
     if constexpr (is_ref_v<X>) {
       return add_root(e.target());
     } else {
@@ -546,6 +553,7 @@ class graph_builder : detail::graph_builder_base {
       mark<kernel_role::group, X>(n);
       return n;
     }
+#endif
   }
 
   /// Registers the replacement of an input or shared variable (a given):
@@ -603,6 +611,10 @@ class graph_builder : detail::graph_builder_base {
   /// by the node's whole type, in the symbol table and the debug information.
   template <class X>
   int add(const X& e) {
+#if FUSOR_DEVICE_PASS
+    (void)e;
+    return 0;  // (as add_root above)
+#else
     if constexpr (detail::reads_kept_v<X>) {
       // A reference whose target, fused, would be large: the target is
       // computed into memory by a kernel of its own (expr/fusion.hpp).
@@ -630,6 +642,7 @@ class graph_builder : detail::graph_builder_base {
       if constexpr (is_checked_pow_v<X>) mark<kernel_role::check, X>(id);
       return id;
     }
+#endif
   }
 
 

@@ -19,6 +19,19 @@
 #endif
 #define FUSOR_INLINE FUSOR_HD inline
 
+// nvcc compiles a .cu unit twice: a device pass (__CUDA_ARCH__ defined) whose
+// front end reads the whole unit, host code included, only to find the device
+// code in it, and a host pass that compiles the host code. The device pass
+// keeps none of the host code, so what is host code only and names no device
+// code (the host loops, the graph builder's per-node-type walks, the emulated
+// device's loops) is left out of it where it is instantiated: the device code
+// is the same, and nvcc's front end instantiates a third to a quarter less.
+#if defined(__CUDA_ARCH__)
+#define FUSOR_DEVICE_PASS 1
+#else
+#define FUSOR_DEVICE_PASS 0
+#endif
+
 // A small step of a per-type walk, compiled into its caller even without
 // optimisation: a unit at -Og or -O0 compiles (and names, in its symbol
 // table) a function per step and per node type otherwise. FUSOR_FOLDED_LAMBDA

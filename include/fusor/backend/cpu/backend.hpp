@@ -48,14 +48,19 @@ struct backend {
 
   /// The kernel node type X compiles to for role R: keyed by what it
   /// computes (value types and evaluator), so equal groups share one.
+  /// (None in nvcc's device pass, which keeps no host code: core/config.hpp.)
   template <kernel_role R, class X>
   FUSOR_FOLDED static const void* kernel() {
+#if FUSOR_DEVICE_PASS
+    return nullptr;
+#else
     if constexpr (R == kernel_role::group) return &group_kernel_of<X>::entry;
     else if constexpr (R == kernel_role::reduce && host_sums_from_memory_v<X>) return nullptr;  // reduce_read does
     else if constexpr (R == kernel_role::reduce) return &reduce_kernel_of<X>::entry;
     else if constexpr (R == kernel_role::reduce_read) return &materialised_reduce_kernel_of<X>::entry;
     else if constexpr (R == kernel_role::dot) return dot_kernel_entry<value_type_t<X>>();
     else return &check_kernel_of<X>::entry;
+#endif
   }
   template <element T>
   static const void* convert_kernel() {
@@ -63,7 +68,11 @@ struct backend {
   }
   template <class... Xs>
   static const void* multi_kernel() {
+#if FUSOR_DEVICE_PASS
+    return nullptr;  // (as kernel() above)
+#else
     return &cpu::multi_kernel<group_kernel_of<Xs>...>::entry;
+#endif
   }
 
   /// The steps of one plan, prepared for the host.

@@ -115,8 +115,23 @@ struct kernel_walk {
 };
 
 /// Registers each kernel's device entry: what the emulated device runs, and
-/// what looks up a CUDA launcher on a real device.
+/// what looks up a CUDA launcher on a real device. Host code only: empty in
+/// nvcc's device pass (core/config.hpp), where the emulated loops are not
+/// instantiated; the CUDA kernels are, through their launchers
+/// (gpu/cuda/instantiate.cuh).
 struct register_entries {
+#if FUSOR_DEVICE_PASS
+  template <class X>
+  static void group() {}
+  template <class X>
+  static void reduce() {}
+  template <class X>
+  static void dot() {}
+  template <class X>
+  static void check() {}
+  template <class... Xs>
+  static void multi() {}
+#else
   template <class X>
   static void group() {
     kernel_registry::instance().add(static_cast<std::size_t>(kernel_role::group), kernel_key<X>(),
@@ -140,6 +155,7 @@ struct register_entries {
   static void multi() {
     kernel_registry::instance().add(multi_role, kernel_key<std::tuple<Xs...>>(), &multi_kernel<group_kernel_of<Xs>...>::entry);
   }
+#endif
 };
 
 /// Compiles and registers the device kernels (their emulated loops) of a
