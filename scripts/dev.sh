@@ -227,7 +227,7 @@ case "${1:-}" in
     # Without the tests' precompiled header: for one unit it only delays it
     # (the header 25 s, then the unit 32 s, against 42 s for the unit alone).
     install_deps
-    configure build-tsan -Dbuildtype=debug -Doptimization=1 -Db_sanitize=thread -Db_lundef=false \
+    configure build-tsan -Ddebug=true -Doptimization=1 -Db_sanitize=thread -Db_lundef=false \
       -Dgpu=disabled -Dbenchmarks=disabled -Dexamples=false -Dtest_pch=disabled
     build build-tsan test/test_threads test/canary/sanitizer_canary
     rc=0
@@ -240,7 +240,7 @@ case "${1:-}" in
     # libFuzzer is clang's: a clang build with ASan + UBSan, the harnesses of
     # test/fuzz run from the committed corpus for a bounded time each.
     install_deps clang libclang-rt-dev
-    CXX=clang++ configure build-fuzz -Dbuildtype=debug -Doptimization=1 -Db_sanitize=address,undefined \
+    CXX=clang++ configure build-fuzz -Ddebug=true -Doptimization=1 -Db_sanitize=address,undefined \
       -Db_lundef=false -Dtests=false -Dexamples=false -Dbenchmarks=disabled -Dgpu=disabled -Dfuzz=enabled \
       -Dfuzz_seconds="${FUSOR_FUZZ_SECONDS:-60}"
     # The harnesses alone: they include the loaders' headers and link nothing
