@@ -25,7 +25,7 @@
 // keeps none of the host code, so what is host code only and names no device
 // code (the host loops, the graph builder's per-node-type walks, the emulated
 // device's loops) is left out of it where it is instantiated: the device code
-// is the same, and nvcc's front end instantiates a third to a quarter less.
+// is the same, and the device pass takes up to a quarter less time (docs/gpu.md).
 #if defined(__CUDA_ARCH__)
 #define FUSOR_DEVICE_PASS 1
 #else
