@@ -537,15 +537,8 @@ class graph_builder : detail::graph_builder_base {
 
   /// Adds an expression whose value is needed in memory (an output, an
   /// update, a materialised operand); returns its node.
-  /// (Nothing in nvcc's device pass, core/config.hpp: the per-node-type walks
-  /// below are not instantiated there; the device kernels are, by their own
-  /// walk over the types, backend/gpu/instantiate.hpp.)
   template <class X>
   int add_root(const X& e) {
-#if FUSOR_DEVICE_PASS
-    (void)e;
-    return 0;
-#else
     if constexpr (is_ref_v<X>) {
       return add_root(e.target());
     } else {
@@ -553,7 +546,6 @@ class graph_builder : detail::graph_builder_base {
       mark<kernel_role::group, X>(n);
       return n;
     }
-#endif
   }
 
   /// Registers the replacement of an input or shared variable (a given):
@@ -609,11 +601,14 @@ class graph_builder : detail::graph_builder_base {
   /// insertion) is in graph_builder_base, compiled once instead of once per
   /// node type. One function per node type, as few as can be: each is named
   /// by the node's whole type, in the symbol table and the debug information.
+  /// (Nothing in nvcc's device pass, core/config.hpp: the per-node-type walks
+  /// are not instantiated there; the device kernels are, by their own walk
+  /// over the types, backend/gpu/instantiate.hpp.)
   template <class X>
   int add(const X& e) {
 #if FUSOR_DEVICE_PASS
     (void)e;
-    return 0;  // (as add_root above)
+    return 0;
 #else
     if constexpr (detail::reads_kept_v<X>) {
       // A reference whose target, fused, would be large: the target is
