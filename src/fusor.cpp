@@ -25,6 +25,8 @@
 #include "fusor/compile/impl/shapes.ipp"
 #include "fusor/impl/function.ipp"
 #include "fusor/impl/eval.ipp"
+#include "fusor/backend/cpu/impl/loop.ipp"
+#include "fusor/backend/cpu/impl/reduce.ipp"
 #include "fusor/backend/cpu/impl/backend.ipp"
 #include "fusor/backend/gpu/impl/registry.ipp"
 #include "fusor/backend/gpu/impl/backend.ipp"

@@ -5,12 +5,17 @@
 // Protocol of an evaluator Ev:
 //   using value_type; static constexpr bool simd;     // vectorisable as is
 //   static constexpr std::size_t leaves;              // array leaves below
-//   const dims& shape() const;                        // its broadcast shape
-//   void broadcast_to(const dims& out);               // set strides vs. out
 //   template <class F> void for_each_leaf(F&&);       // visit array leaves
 //   void set_outer(const index_t* idx, std::size_t n);// position the outer loop
 //   value_type scalar(index_t i) const;               // element i of the row
 //   template <class Mode> batch<value_type> load(index_t i) const;
+//
+// Only the loops' bodies (set_outer, scalar, load) are per evaluator type.
+// What a loop decides once per plan — each leaf's strides against the
+// loop's shape, the merged axes, vectorisation — reads and writes the array
+// leaves alone: their common part, leaf_view, gathered into a table by
+// one walk (for_each_leaf), and set up by ordinary functions (loop.hpp),
+// compiled once instead of once per evaluator type.
 #pragma once
 
 #include <array>
@@ -47,44 +52,36 @@ inline void broadcast_strides(const dims& shape, const std::array<index_t, max_r
 template <class T, class C>
 batch<T> load_lanes(const C& c, index_t i) noexcept;
 
+/// What every array leaf has, whatever its element type: the view it reads
+/// and its strides in the loop. The loops' set-up works on these alone
+/// (loop.hpp: broadcast, merging axes, vectorisation, binding to memory).
+struct leaf_view {
+  const void* data = nullptr;
+  int slot = -1;       ///< the plan's slot this leaf reads: data is bound from it at every call (-1: none)
+  index_t offset = 0;  ///< where the view starts in the slot (a view's offset), in elements
+  std::size_t element_bytes = 0;
+  dims view_shape;
+  std::array<index_t, max_rank> view_strides{};  // element strides of the view itself
+  std::array<index_t, max_rank> strides{};       // strides against the output index space
+  index_t inner = 0;                             // strides[rank - 1] of the merged loop space
+};
+
 /// A strided view of memory: the lowered form of every array leaf (inputs,
 /// shared variables, materialised temporaries, transposed views).
 template <class E>
-struct leaf {
+struct leaf : leaf_view {
   using value_type = E;
   static constexpr bool simd = simd_lane<E>;
   static constexpr std::size_t leaves = 1;
 
-  const E* data = nullptr;
-  int slot = -1;       ///< the plan's slot this leaf reads: data is bound from it at every call
-  index_t offset = 0;  ///< where the view starts in the slot (a view's offset), in elements
-  dims view_shape;
-  std::array<index_t, max_rank> view_strides{};  // element strides of the view itself
-  std::array<index_t, max_rank> strides{};       // strides against the output index space
   const E* cur = nullptr;
-  index_t inner = 0;
 
-  static leaf contiguous(const E* p, const dims& shape) {
-    leaf l;
-    l.data = p;
-    l.view_shape = shape;
-    l.view_strides = c_strides(shape);
-    return l;
-  }
-
-  const dims& shape() const noexcept { return view_shape; }
-
-  /// Right-aligns the view on `out`; axes it lacks or has as 1 get stride 0.
-  void broadcast_to(const dims& out) noexcept {
-    broadcast_strides(view_shape, view_strides, out, strides);
-    cur = data;
-  }
   template <class F>
   void for_each_leaf(F&& f) {
-    f(*this);
+    f(static_cast<leaf_view&>(*this));
   }
   void set_outer(const index_t* idx, std::size_t n) noexcept {
-    const E* p = data;
+    const E* p = static_cast<const E*>(data);
     for (std::size_t d = 0; d < n; ++d) p += idx[d] * strides[d];
     cur = p;
   }
@@ -121,25 +118,16 @@ struct leaf {
 /// strided like a leaf (its strides are the shape's row-major strides,
 /// broadcast like any operand's), but it reads no memory — the position is
 /// the value. Scalar only: constructors feed the scalar loop.
-struct index_leaf {
+struct index_leaf : leaf_view {  // slot -1: bound to no memory
   using value_type = std::int64_t;
   static constexpr bool simd = false;
   static constexpr std::size_t leaves = 1;  // it takes part in merging axes
 
-  dims view_shape;
-  std::array<index_t, max_rank> view_strides{};
-  std::array<index_t, max_rank> strides{};
   index_t position = 0;
-  index_t inner = 0;
 
-  const dims& shape() const noexcept { return view_shape; }
-  void broadcast_to(const dims& out) noexcept {
-    broadcast_strides(view_shape, view_strides, out, strides);
-    position = 0;
-  }
   template <class F>
   void for_each_leaf(F&& f) {
-    f(*this);
+    f(static_cast<leaf_view&>(*this));
   }
   void set_outer(const index_t* idx, std::size_t n) noexcept {
     index_t p = 0;
@@ -156,9 +144,6 @@ struct scalar_leaf {
   static constexpr bool simd = true;
   static constexpr std::size_t leaves = 0;
   E value;
-  dims none;
-  const dims& shape() const noexcept { return none; }
-  void broadcast_to(const dims&) noexcept {}
   template <class F>
   void for_each_leaf(F&&) {}
   void set_outer(const index_t*, std::size_t) noexcept {}
@@ -258,16 +243,11 @@ struct map_eval<F, R, type_list<Casts...>, Children...> {
   static constexpr std::size_t leaves = (Children::leaves + ... + 0);
 
   fusor::detail::operand_tuple<Children...> children;
-  dims out_shape;
 
   // Walks over the children expand their indices in place (core/operand_tuple.hpp,
   // indices_of, says why not apply()).
   static constexpr auto all = std::index_sequence_for<Children...>{};
 
-  const dims& shape() const noexcept { return out_shape; }
-  void broadcast_to(const dims& out) noexcept {
-    [&]<std::size_t... K>(std::index_sequence<K...>) FUSOR_FOLDED_LAMBDA { (child<K>().broadcast_to(out), ...); }(all);
-  }
   template <class G>
   void for_each_leaf(G&& g) {
     [&]<std::size_t... K>(std::index_sequence<K...>) FUSOR_FOLDED_LAMBDA { (child<K>().for_each_leaf(g), ...); }(all);
@@ -381,14 +361,10 @@ struct gate_eval {
   static constexpr std::size_t leaves = Child::leaves;
   Child child;
   bool open = false;
-  dims none;
-  const dims& shape() const noexcept { return open ? child.shape() : none; }
-  void broadcast_to(const dims& out) noexcept {
-    if (open) child.broadcast_to(out);
-  }
-  /// A closed gate's leaves are never read: they take no part in merging
-  /// axes, binding or the loop's checks (a leaf that no one set up would look
-  /// broadcast and keep an update off its dense, aligned path).
+  /// A closed gate's leaves are never read: they take no part in
+  /// broadcasting, merging axes, binding or the loop's checks (a leaf that no
+  /// one set up would look broadcast and keep an update off its dense,
+  /// aligned path).
   template <class G>
   void for_each_leaf(G&& g) {
     if (open) child.for_each_leaf(g);
@@ -415,8 +391,6 @@ struct cast_eval {
   static constexpr bool simd = same || simd_element<T>;
   static constexpr std::size_t leaves = Child::leaves;
   Child child;
-  const dims& shape() const noexcept { return child.shape(); }
-  void broadcast_to(const dims& out) noexcept { child.broadcast_to(out); }
   template <class G>
   void for_each_leaf(G&& g) {
     child.for_each_leaf(g);

@@ -11,8 +11,10 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -45,6 +47,66 @@ using prepare_fn = std::unique_ptr<prepared_step> (*)(const graph&, const plan&,
 /// What graph_node::kernels points at, for the CPU backend.
 struct kernel_entry {
   prepare_fn prepare = nullptr;
+};
+
+/// The step of a kernel whose evaluator and loop have types of its own (a
+/// fused group, a reduction, an exponent check): those live in the step's
+/// storage (`State`: views, shapes and flags, trivially destructible), run
+/// by the kernel's function. Everything else — the tables of leaves, the
+/// destination, the name — is this one class for every kernel, so that a
+/// kernel compiles to its two functions (prepare, and run with its loops)
+/// and not also to a class with its own virtual table, type information,
+/// constructors and destructors (with the loops' set-up, a fifth of a test
+/// unit's code at -Og, once per kernel).
+class kernel_step final : public prepared_step {
+ public:
+  using run_fn = void (*)(kernel_step&, void* const*);
+
+  /// Makes the step's State, value-initialised, run by `run`.
+  template <class State>
+  State& make(run_fn run) {
+    static_assert(std::is_trivially_destructible_v<State>, "fusor: a kernel's state must be trivially destructible");
+    static_assert(alignof(State) <= alignof(std::max_align_t), "fusor: a kernel's state is over-aligned");
+    constexpr std::size_t words = (sizeof(State) + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t);
+    storage_.reset(new std::max_align_t[words]);
+    run_ = run;
+    return *::new (static_cast<void*>(storage_.get())) State();
+  }
+  template <class State>
+  State& state() noexcept {
+    return *std::launder(reinterpret_cast<State*>(storage_.get()));
+  }
+  void run(void* const* slots) override { run_(*this, slots); }
+
+  /// Adds the leaves of `ev` (which lives in the state: the pointers stay
+  /// valid) as the next table: 0 the kernel's evaluator, then a nanmean's
+  /// count or a multi-output's next evaluators.
+  template <class Ev>
+  const leaf_table& add_leaves(Ev& ev) {
+    tables.push_back(leaves_of(ev));
+    return tables.back();
+  }
+  /// Once the loops are set up: what each call binds (bind).
+  void set_bindings() {
+    bindings.clear();
+    for (const leaf_table& t : tables) {
+      const binding_table b = bindings_of(t);
+      bindings.insert(bindings.end(), b.begin(), b.end());
+    }
+  }
+  /// Points every leaf at its memory for this call.
+  void bind(void* const* slots) const noexcept { bind_leaves(bindings, slots); }
+
+  std::vector<leaf_table> tables;
+  binding_table bindings;
+  int dest = -1, scratch = -1, axis = -1;
+  index_t dest_offset = 0;  ///< an update of a view: its first element in dest
+  dims keep, in;            ///< a reduction's kept and operand shapes
+  std::string what;         ///< the node's text, for errors
+
+ private:
+  run_fn run_ = nullptr;
+  std::unique_ptr<std::max_align_t[]> storage_;
 };
 
 // ---------------------------------------------------------------- evaluators
@@ -116,6 +178,7 @@ struct evaluator_builder {
     const node_value& v = p.values[static_cast<std::size_t>(node)];
     l.slot = v.slot;
     l.offset = v.offset;
+    l.element_bytes = sizeof(E);
     l.view_shape = v.shape;
     l.view_strides = v.strides;
   }
@@ -138,29 +201,12 @@ struct evaluator_builder {
     [&]<std::size_t... K>(std::index_sequence<K...>) FUSOR_FOLDED_LAMBDA {
       (fill(ev.template child<K>(), child(node, static_cast<int>(K))), ...);
     }(std::index_sequence_for<C...>{});
-    ev.out_shape = p.shapes[static_cast<std::size_t>(node)];
   }
   template <class T, class C>
   void fill(cast_eval<T, C>& ev, int node) const {
     fill(ev.child, child(node, 0));
   }
 };
-
-/// Points each array leaf it visits at its slot's memory for this call (a
-/// class, not a lambda: loop.hpp's detail::collect_strides says why).
-struct slot_binder {
-  void* const* slots;
-  template <class L>
-  void operator()(L& l) const noexcept {
-    if constexpr (!std::is_same_v<L, index_leaf>)  // reads no memory
-      if (l.slot >= 0)  // a closed gate's leaves have none
-        l.data = static_cast<const typename L::value_type*>(slots[l.slot]) + l.offset;
-  }
-};
-template <class Ev>
-inline void bind(Ev& ev, void* const* slots) noexcept {
-  ev.for_each_leaf(slot_binder{slots});
-}
 
 // ---------------------------------------------------------------- group (fused elementwise)
 
@@ -173,35 +219,36 @@ struct group_kernel {
   using value_type = E;
   using evaluator = Ev;
 
-  struct step final : prepared_step {
+  struct state {
     Ev ev;
-    int dest = -1;
-    index_t dest_offset = 0;  ///< an update of a view: its first element in dest
     elementwise_loop<E, Ev> loop;
-    void run(void* const* slots) override {
-      bind(ev, slots);
-      loop.run(static_cast<E*>(slots[dest]) + dest_offset, ev);
-    }
   };
+  static void run(kernel_step& st, void* const* slots) {
+    st.bind(slots);
+    state& k = st.state<state>();
+    k.loop.run(static_cast<E*>(slots[st.dest]) + st.dest_offset, k.ev);
+  }
 
   static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s) {
-    auto st = std::make_unique<step>();
-    evaluator_builder{g, p}.fill(st->ev, s.node);
+    auto st = std::make_unique<kernel_step>();
+    state& k = st->make<state>(&run);
+    evaluator_builder{g, p}.fill(k.ev, s.node);
+    const leaf_table& leaves = st->add_leaves(k.ev);
     st->dest = s.dest;
     // An update of a view writes its region of dest, through its strides.
     const bool region = s.region.slot >= 0;
     const dims& shape = region ? s.region.shape : p.shapes[static_cast<std::size_t>(s.node)];
-    st->ev.broadcast_to(shape);
     // An output or an update that this step does not read is streamed when it
     // is larger than the cache (a materialised temporary is read back: not).
     const bool disjoint = !s.in_place && std::find(s.reads.begin(), s.reads.end(), s.dest) == s.reads.end();
     const bool streamable = (s.kind == step_kind::output || s.kind == step_kind::update) && disjoint;
     if (region) {
       st->dest_offset = s.region.offset;
-      st->loop.prepare(shape, st->ev, streamable, &s.region.strides, disjoint);
+      k.loop.prepare(shape, leaves, streamable, &s.region.strides, disjoint);
     } else {
-      st->loop.prepare(shape, st->ev, streamable, nullptr, disjoint);
+      k.loop.prepare(shape, leaves, streamable, nullptr, disjoint);
     }
+    st->set_bindings();
     return st;
   }
   static constexpr kernel_entry entry{&prepare};
@@ -213,35 +260,35 @@ using group_kernel_of = group_kernel<value_type_t<X>, evaluator_t<fusor::detail:
 /// Several outputs of one shape in one pass (W6): Gs are their group kernels.
 template <class... Gs>
 struct multi_kernel {
-  struct step final : prepared_step {
+  struct state {
     std::tuple<typename Gs::evaluator...> evs;
     std::array<int, sizeof...(Gs)> dests{};
     multi_loop<typename Gs::evaluator...> loop;
-    void run(void* const* slots) override {
-      run_all(slots, std::index_sequence_for<Gs...>{});
-    }
-    template <std::size_t... K>
-    void run_all(void* const* slots, std::index_sequence<K...>) {
-      (bind(std::get<K>(evs), slots), ...);
-      loop.run(std::tuple<typename Gs::value_type*...>{static_cast<typename Gs::value_type*>(slots[dests[K]])...},
-               std::get<K>(evs)...);
-    }
   };
+  static void run(kernel_step& st, void* const* slots) {
+    st.bind(slots);
+    run_all(st.state<state>(), slots, std::index_sequence_for<Gs...>{});
+  }
+  template <std::size_t... K>
+  static void run_all(state& k, void* const* slots, std::index_sequence<K...>) {
+    k.loop.run(std::tuple<typename Gs::value_type*...>{static_cast<typename Gs::value_type*>(slots[k.dests[K]])...},
+               std::get<K>(k.evs)...);
+  }
 
   static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s) {
-    auto st = std::make_unique<step>();
+    auto st = std::make_unique<kernel_step>();
+    state& k = st->make<state>(&run);
     const evaluator_builder b{g, p};
-    prepare_each(*st, b, s, std::index_sequence_for<Gs...>{});
+    prepare_each(*st, k, b, s, std::index_sequence_for<Gs...>{});
     const dims& shape = p.shapes[static_cast<std::size_t>(s.group[0][0])];
-    [&]<std::size_t... K>(std::index_sequence<K...>) FUSOR_FOLDED_LAMBDA {
-      (std::get<K>(st->evs).broadcast_to(shape), ...);
-      st->loop.prepare(shape, std::get<K>(st->evs)...);
-    }(std::index_sequence_for<Gs...>{});
+    k.loop.prepare(shape, st->tables.data());
+    st->set_bindings();
     return st;
   }
   template <std::size_t... K>
-  static void prepare_each(step& st, const evaluator_builder& b, const step_info& s, std::index_sequence<K...>) {
-    ((b.fill(std::get<K>(st.evs), s.group[K][0]), st.dests[K] = s.group[K][1]), ...);
+  static void prepare_each(kernel_step& st, state& k, const evaluator_builder& b, const step_info& s,
+                           std::index_sequence<K...>) {
+    ((b.fill(std::get<K>(k.evs), s.group[K][0]), st.add_leaves(std::get<K>(k.evs)), k.dests[K] = s.group[K][1]), ...);
   }
   static constexpr kernel_entry entry{&prepare};
 };
@@ -255,34 +302,31 @@ struct reduce_kernel {
   static constexpr bool is_nanmean = std::is_same_v<Op, red::nanmean>;
   using loop_t = std::conditional_t<is_nanmean, nanmean_loop<R, Ev>, reduce_loop<Op, R, Ev>>;
 
-  struct step final : prepared_step {
+  struct state {
     Ev ev;
-    int dest = -1, scratch = -1, axis = -1;
-    dims keep, in;
     loop_t loop;
-    std::string what;
-    void run(void* const* slots) override {
-      bind(ev, slots);
-      R* out = static_cast<R*>(slots[dest]);
-      if constexpr (is_arg) {
-        using V = typename Ev::value_type;
-        arg_reduce_into<Op>(out, static_cast<V*>(slots[scratch]), keep, in, axis, ev, what);
-      } else {
-        if (loop.empty(out, what)) return;
-        if constexpr (is_nanmean) {
-          bind(loop.numbers, slots);
-          loop.run(out, ev, static_cast<double*>(slots[scratch]));
-        } else {
-          loop.run(out, ev);
-        }
-      }
-    }
   };
+  static void run(kernel_step& st, void* const* slots) {
+    st.bind(slots);
+    state& k = st.state<state>();
+    R* out = static_cast<R*>(slots[st.dest]);
+    if constexpr (is_arg) {
+      using V = typename Ev::value_type;
+      arg_reduce_into<Op>(out, static_cast<V*>(slots[st.scratch]), st.keep, st.in, st.axis, k.ev, st.tables[0],
+                          st.what);
+    } else {
+      if (k.loop.empty(out, st.what)) return;
+      if constexpr (is_nanmean) k.loop.run(out, k.ev, static_cast<double*>(slots[st.scratch]));
+      else k.loop.run(out, k.ev);
+    }
+  }
 
   static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s) {
-    auto st = std::make_unique<step>();
+    auto st = std::make_unique<kernel_step>();
+    state& k = st->make<state>(&run);
     const graph_node& n = g[s.node];
-    evaluator_builder{g, p}.fill(st->ev, s.source >= 0 ? s.source : n.child[0]);
+    evaluator_builder{g, p}.fill(k.ev, s.source >= 0 ? s.source : n.child[0]);
+    const leaf_table& leaves = st->add_leaves(k.ev);
     st->dest = s.dest;
     st->scratch = s.scratch;
     st->what = n.text;
@@ -291,9 +335,14 @@ struct reduce_kernel {
     st->keep = fusor::detail::kept_shape(st->in, r.mask);
     if constexpr (is_arg) {
       st->axis = n.naxes == 0 ? -1 : fusor::detail::normalise_axis(n.axes[0], st->in.rank(), n.text);
+    } else if constexpr (is_nanmean) {
+      k.loop.numbers = cast_eval<double, Ev>{k.ev};  // its own leaves: the count's set-up may differ from the sum's
+      const leaf_table& numbers = st->add_leaves(k.loop.numbers);
+      k.loop.prepare(st->keep, st->in, st->tables[0], numbers);
     } else {
-      st->loop.prepare(st->keep, st->in, st->ev);
+      k.loop.prepare(st->keep, st->in, leaves);
     }
+    st->set_bindings();
     return st;
   }
   static constexpr kernel_entry entry{&prepare};
@@ -364,37 +413,40 @@ template <class Ev>
 struct check_kernel {
   using T = typename Ev::value_type;
 
-  struct step final : prepared_step {
+  struct state {
     Ev ev;
     reduce_loop<red::min, T, Ev> loop;
-    std::string what;
-    void run(void* const* slots) override {
-      T lowest{};
-      if constexpr (is_scalar_leaf_v<Ev>) {
-        lowest = ev.value;
-      } else {
-        bind(ev, slots);
-        if (loop.in.elements() == 0) return;
-        loop.run(&lowest, ev);
-      }
-      if (lowest < T(0))
-        throw value_error(what + ": integers to negative integer powers are not allowed (an exponent is " +
-                          std::to_string(lowest) + "), as in NumPy; compute in floating point instead, e.g. "
-                          "pow(cast<double>(base), exponent)");
-    }
   };
+  static void run(kernel_step& st, void* const* slots) {
+    state& k = st.state<state>();
+    T lowest{};
+    if constexpr (is_scalar_leaf_v<Ev>) {
+      lowest = k.ev.value;
+    } else {
+      st.bind(slots);
+      if (k.loop.in.elements() == 0) return;
+      k.loop.run(&lowest, k.ev);
+    }
+    if (lowest < T(0))
+      throw value_error(st.what + ": integers to negative integer powers are not allowed (an exponent is " +
+                        std::to_string(lowest) + "), as in NumPy; compute in floating point instead, e.g. "
+                        "pow(cast<double>(base), exponent)");
+  }
 
   static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s) {
-    auto st = std::make_unique<step>();
+    auto st = std::make_unique<kernel_step>();
+    state& k = st->make<state>(&run);
     const graph_node& n = g[s.node];
     st->what = n.text;
-    evaluator_builder{g, p}.fill(st->ev, n.child[1]);
+    evaluator_builder{g, p}.fill(k.ev, n.child[1]);
+    const leaf_table& leaves = st->add_leaves(k.ev);
     if constexpr (!is_scalar_leaf_v<Ev>) {
       const dims& in = p.shapes[static_cast<std::size_t>(n.child[1])];
       dims one;
       for (std::size_t d = 0; d < in.rank(); ++d) one.push_back(1);
-      st->loop.prepare(one, in, st->ev);
+      k.loop.prepare(one, in, leaves);
     }
+    st->set_bindings();
     return st;
   }
   static constexpr kernel_entry entry{&prepare};

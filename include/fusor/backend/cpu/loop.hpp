@@ -13,6 +13,7 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "fusor/backend/cpu/evaluator.hpp"
 #include "fusor/backend/cpu/simd.hpp"
@@ -21,75 +22,65 @@
 
 namespace fusor::cpu {
 
+/// The array leaves of one or more evaluators, in the order of their walk
+/// (for_each_leaf): what the loops' set-up reads and writes. Gathered once
+/// per plan into the prepared step that owns the evaluators (the pointers
+/// are into them), so the set-up below is ordinary code, compiled once.
+using leaf_table = std::vector<leaf_view*>;
+
 namespace detail {
-// The visitors of an evaluator's array leaves (for_each_leaf) are classes at
-// namespace scope, not lambdas: a lambda's type is named by the function it
-// is written in, and so by the whole evaluator type, in every instance of
-// every node's for_each_leaf (the symbol table's and the debug information's
-// names grew with the square of the expression).
-struct collect_strides {
-  std::array<index_t, max_rank>** arrays;
-  std::size_t& k;
-  template <class L>
-  void operator()(L& l) const noexcept {
-    arrays[k++] = &l.strides;
-  }
-};
-struct set_inner_stride {
-  std::size_t rank;  // of the merged loop space
-  template <class L>
-  void operator()(L& l) const noexcept {
-    l.inner = l.strides[rank - 1];
-  }
-};
-/// The last two axes of a leaf's loop space exchanged (short rows run along
-/// the axis outside them instead: elementwise_loop, reduce.hpp).
-struct swap_inner_axes {
-  std::size_t rank;  // of the merged loop space, at least 2
-  template <class L>
-  void operator()(L& l) const noexcept {
-    std::swap(l.strides[rank - 1], l.strides[rank - 2]);
-    l.inner = l.strides[rank - 1];
-  }
-};
-/// A rank-0 operand read as one element of a rank-1 space.
-struct zero_first_stride {
-  template <class L>
-  void operator()(L& l) const noexcept {
-    l.strides[0] = 0;
-  }
-};
-/// Every array leaf steps by zero or one element along the row.
-struct unit_or_broadcast_rows {
-  bool& ok;
-  template <class L>
-  void operator()(const L& l) const noexcept {
-    ok = ok && (l.inner == 0 || l.inner == 1);
-  }
-};
-/// Every array leaf steps by one element along the row.
-struct dense_rows {
-  bool& ok;
-  template <class L>
-  void operator()(const L& l) const noexcept {
-    ok = ok && l.inner == 1;
-  }
+/// The visitor of collect_leaves (a class, not a lambda: a lambda's type is
+/// named by the function it is written in, and so by the whole evaluator
+/// type, in every node's for_each_leaf instance).
+struct append_leaf {
+  leaf_table& to;
+  void operator()(leaf_view& l) const { to.push_back(&l); }
 };
 }  // namespace detail
 
+/// Appends the array leaves of `ev` to `t` (a closed gate's leaves are none).
+template <class Ev>
+void collect_leaves(Ev& ev, leaf_table& t) {
+  ev.for_each_leaf(detail::append_leaf{t});
+}
+/// The array leaves of `ev`.
+template <class Ev>
+leaf_table leaves_of(Ev& ev) {
+  leaf_table t;
+  t.reserve(Ev::leaves);
+  collect_leaves(ev, t);
+  return t;
+}
+
+/// Right-aligns every leaf's view on `out`: axes it lacks or has as 1 get
+/// stride 0.
+FUSOR_RUNTIME void broadcast_leaves(const leaf_table& t, const dims& out) noexcept;
 /// Merges the axes of `shape` for the destination strides `dest` and every
-/// array leaf of `evs`, then sets each leaf's innermost stride: the set-up of
-/// every fused loop (elementwise, multi-output, reduction).
-template <class... Ev>
-loop_space prepare_loop(const dims& shape, std::array<index_t, max_rank>& dest, Ev&... evs) {
-  std::array<std::array<index_t, max_rank>*, (Ev::leaves + ... + 0) + 1> arrays{};
-  std::size_t k = 0;
-  arrays[k++] = &dest;
-  (evs.for_each_leaf(detail::collect_strides{arrays.data(), k}), ...);
-  while (k < arrays.size()) arrays[k++] = &dest;  // room left by the leaves of closed gates
-  const loop_space s = collapse(shape, arrays);
-  (evs.for_each_leaf(detail::set_inner_stride{s.rank}), ...);
-  return s;
+/// leaf of `t`, then sets each leaf's innermost stride: the set-up of every
+/// fused loop (elementwise, multi-output, reduction).
+FUSOR_RUNTIME loop_space prepare_loop(const dims& shape, std::array<index_t, max_rank>& dest, const leaf_table& t);
+/// Sets each leaf's stride along the row: strides[rank - 1].
+FUSOR_RUNTIME void set_inner_strides(const leaf_table& t, std::size_t rank) noexcept;
+/// Whether every leaf steps by zero or one element along the row.
+FUSOR_RUNTIME bool leaves_vectorisable(const leaf_table& t) noexcept;
+/// Whether every leaf steps by one element along the row (none broadcast).
+FUSOR_RUNTIME bool leaves_dense(const leaf_table& t) noexcept;
+
+/// Where a leaf that reads memory takes its data from at each call: its
+/// slot, and its view's first element in bytes. A table of its own, made
+/// once per plan: binding is the one part of the set-up that runs at every
+/// call, and a call costs tens of nanoseconds.
+struct leaf_binding {
+  const void** data;
+  std::ptrdiff_t byte_offset;
+  int slot;
+};
+using binding_table = std::vector<leaf_binding>;
+/// The bindings of the leaves of `t` that read memory.
+FUSOR_RUNTIME binding_table bindings_of(const leaf_table& t);
+/// Points each leaf at its slot's memory for this call.
+inline void bind_leaves(const binding_table& b, void* const* slots) noexcept {
+  for (const leaf_binding& x : b) *x.data = static_cast<const std::byte*>(slots[x.slot]) + x.byte_offset;
 }
 
 /// Whether the rows of `s` are shorter than a batch of `w` elements with an
@@ -111,31 +102,24 @@ inline bool short_rows_cached(const loop_space& s, std::size_t bytes) noexcept {
 }
 
 /// Exchanges the last two axes of the loop space `s`, of the destination's
-/// strides `dest` and of every array leaf of `ev` (short rows run along the
-/// axis outside them).
-template <class Ev>
-void exchange_inner_axes(loop_space& s, std::array<index_t, max_rank>& dest, Ev& ev) {
-  const std::size_t r = s.rank;
-  std::swap(s.extent[r - 1], s.extent[r - 2]);
-  std::swap(dest[r - 1], dest[r - 2]);
-  ev.for_each_leaf(detail::swap_inner_axes{r});
-}
+/// strides `dest` and of every leaf of `t` (short rows run along the axis
+/// outside them).
+FUSOR_RUNTIME void exchange_inner_axes(loop_space& s, std::array<index_t, max_rank>& dest,
+                                       const leaf_table& t) noexcept;
+
+/// What a vector loop over an evaluator needs to know of it and of the
+/// element type it writes, as values: the set-up that reads them is compiled
+/// once, not once per evaluator (and the batch width is the unit's, whose
+/// instruction set may differ from the library's).
+struct vector_traits {
+  bool batches = false;    ///< the evaluator has a batch form of the written type
+  bool exchange = false;   ///< short rows gain from being exchanged (batch_per_scalar_v)
+  bool streams = false;    ///< the written type has non-temporal stores (can_stream)
+  std::size_t width = 1;   ///< elements per batch
+  std::size_t bytes = 0;   ///< bytes per element
+};
 
 namespace detail {
-template <class Ev>
-bool leaves_vectorisable(Ev& ev) {
-  bool ok = true;
-  ev.for_each_leaf(unit_or_broadcast_rows{ok});
-  return ok;
-}
-/// No array leaf is broadcast along the row: every one steps by one element.
-template <class Ev>
-bool leaves_dense(Ev& ev) {
-  bool ok = true;
-  ev.for_each_leaf(dense_rows{ok});
-  return ok;
-}
-
 /// Elements [from, to) of the row, written from out[0]: the whole row
 /// (from 0), or a chunk of an exchanged one (elementwise_loop::run_row).
 template <class Mode, class E, class Ev>
@@ -171,18 +155,16 @@ void vector_row_disjoint(E* __restrict out, const Ev& ev, std::size_t n) {
 }
 }  // namespace detail
 
-/// out[i] = ev(i) over a shape, out contiguous row-major, split into what
-/// depends only on the shapes (prepare: merge axes, set strides, decide
-/// vectorisation — once per plan) and the loop itself (run — every call,
-/// after the leaves' data pointers are bound).
-template <class E, class Ev>
-struct elementwise_loop {
+/// What an elementwise loop decides once per plan, whatever it computes:
+/// the merged iteration space, the output's strides, and which row loop runs.
+struct elementwise_layout {
   loop_space space;
   std::array<index_t, max_rank> out_strides{};
   std::size_t n = 0;
   index_t out_inner = 1;  ///< the output's stride along the row (1 but for an update of a strided view)
   bool empty = true;
   bool vectorise = false;
+  bool dense_rows = false;  ///< vectorised, and no leaf broadcast along the row
   bool stream = false;
   bool disjoint = false;  ///< no operand reads the output's memory
   /// Rows shorter than a batch, with an axis of at least a batch outside
@@ -196,37 +178,38 @@ struct elementwise_loop {
   /// and written lane by lane, was up to 2.5x slower. The reductions
   /// exchange short rows too (reduce.hpp).
   bool exchanged = false;
+};
 
-  /// `ev` must already be broadcast_to(shape). `streamable`: the output is
-  /// not read by this loop nor soon after it (an output or an update, not a
-  /// temporary), so when it is larger than the last-level cache it is written
-  /// with non-temporal stores — no write-allocate reads, no eviction of the
-  /// operands.
-  /// `out`: the output's element strides when it is a view (an update of
-  /// part of a variable); null: contiguous, row-major.
-  /// `disjoint`: no operand reads the output's buffer (it is not written in
-  /// place), so the row loop may assume its stores alias nothing it reads.
-  void prepare(const dims& shape, Ev& ev, bool streamable = false, const std::array<index_t, max_rank>* out = nullptr,
-               bool disjoint_output = false) {
-    disjoint = disjoint_output;
-    empty = shape.elements() == 0;
-    if (empty) return;
-    out_strides = out ? *out : c_strides(shape);
-    space = prepare_loop(shape, out_strides, ev);
-    n = space.extent[space.rank - 1];
-    out_inner = out_strides[space.rank - 1];
-    vectorise = Ev::simd && std::is_same_v<typename Ev::value_type, E> && out_inner == 1 &&
-                detail::leaves_vectorisable(ev);
-    if constexpr (Ev::simd && std::is_same_v<typename Ev::value_type, E> && batch_per_scalar_v<Ev>) {
-      exchanged = out_inner == 1 && short_rows(space, batch<E>::size) && short_rows_cached(space, sizeof(E));
-      if (exchanged) {
-        exchange_inner_axes(space, out_strides, ev);
-        n = space.extent[space.rank - 1];
-        out_inner = out_strides[space.rank - 1];
-        vectorise = true;
-      }
-    }
-    stream = streamable && vectorise && !exchanged && can_stream<E> && shape.elements() * sizeof(E) > last_level_cache_bytes();
+/// Prepares `l` for the leaves `t` of an evaluator with traits `k` over
+/// `shape` (the leaves are broadcast to it here). `streamable`: the output
+/// is not read by this loop nor soon after it (an output or an update, not a
+/// temporary), so when it is larger than the last-level cache it is written
+/// with non-temporal stores — no write-allocate reads, no eviction of the
+/// operands. `out`: the output's element strides when it is a view (an
+/// update of part of a variable); null: contiguous, row-major. `disjoint`: no
+/// operand reads the output's buffer (it is not written in place), so the
+/// row loop may assume its stores alias nothing it reads.
+FUSOR_RUNTIME void prepare_elementwise(elementwise_layout& l, const leaf_table& t, const vector_traits& k,
+                                       const dims& shape, bool streamable, const std::array<index_t, max_rank>* out,
+                                       bool disjoint);
+
+/// The traits of an evaluator Ev writing elements of E (vector_traits).
+template <class E, class Ev>
+constexpr vector_traits vector_traits_of() {
+  constexpr bool batches = Ev::simd && std::is_same_v<typename Ev::value_type, E>;
+  return {batches, batches && batch_per_scalar_v<Ev>, can_stream<E>, batches ? batch<E>::size : 1, sizeof(E)};
+}
+
+/// out[i] = ev(i) over a shape, out contiguous row-major, split into what
+/// depends only on the shapes (prepare: merge axes, set strides, decide
+/// vectorisation — once per plan, elementwise_layout) and the loop itself
+/// (run — every call, after the leaves' data pointers are bound).
+template <class E, class Ev>
+struct elementwise_loop : elementwise_layout {
+  /// `t`: the leaves of the evaluator the loop will run (prepare_elementwise).
+  void prepare(const dims& shape, const leaf_table& t, bool streamable = false,
+               const std::array<index_t, max_rank>* out = nullptr, bool disjoint_output = false) {
+    prepare_elementwise(*this, t, vector_traits_of<E, Ev>(), shape, streamable, out, disjoint_output);
   }
 
   void run(E* out, Ev& ev) const {
@@ -255,19 +238,20 @@ struct elementwise_loop {
             return;
           }
         }
-        // Two variants, chosen per row: no leaf broadcast (no per-load test
-        // of a stride), and the general one. Not a third for rows that all
-        // start on a batch boundary: an aligned load or store is no faster
-        // than an unaligned one at an aligned address on the CPUs xsimd
-        // targets (W1-W3 within their noise without it), and each variant
-        // is another inlined copy of the whole fused tree in every kernel.
+        // Two variants, chosen once per plan (dense_rows): no leaf broadcast
+        // (no per-load test of a stride), and the general one. Not a third
+        // for rows that all start on a batch boundary: an aligned load or
+        // store is no faster than an unaligned one at an aligned address on
+        // the CPUs xsimd targets (W1-W3 within their noise without it), and
+        // each variant is another inlined copy of the whole fused tree in
+        // every kernel.
         if constexpr (batch_per_scalar_v<Ev>) {
           if (exchanged) {
             exchanged_row(row, ev);
             return;
           }
         }
-        if (detail::leaves_dense(ev)) {
+        if (dense_rows) {
           if (disjoint) detail::vector_row_disjoint<dense<xsimd::unaligned_mode>>(row, ev, n);
           else detail::vector_row<dense<xsimd::unaligned_mode>>(row, ev, 0, n);
         } else {
@@ -315,23 +299,10 @@ struct elementwise_loop {
   }
 };
 
-/// out[i] = ev(i) over `shape` in one go. `ev` must already be broadcast_to(shape).
-template <class E, class Ev>
-void run_elementwise(E* out, const dims& shape, Ev& ev) {
-  elementwise_loop<E, Ev> loop;
-  loop.prepare(shape, ev);
-  loop.run(out, ev);
-}
-
-}  // namespace fusor::cpu
-
-namespace fusor::cpu {
-
 /// Several outputs of one shape in one pass (ArrayFire's evalMultiple, CUB's
 /// multi-output transform): the iteration space is walked once, in chunks that
 /// stay in L1, and every output is computed from the same chunk of its
-/// operands. Prepared once per plan like elementwise_loop; `Evs` must already
-/// be broadcast_to(shape).
+/// operands. Prepared once per plan like elementwise_loop.
 template <class... Evs>
 struct multi_loop {
   loop_space space;
@@ -340,14 +311,19 @@ struct multi_loop {
   bool empty = true;
   std::array<bool, sizeof...(Evs) + 1> vectorise{};
 
-  void prepare(const dims& shape, Evs&... evs) {
+  /// `each`: the leaves of each evaluator, in order (broadcast to `shape` here).
+  void prepare(const dims& shape, const leaf_table* each) {
     empty = shape.elements() == 0;
     if (empty) return;
+    leaf_table all;
+    for (std::size_t k = 0; k < sizeof...(Evs); ++k) {
+      broadcast_leaves(each[k], shape);
+      all.insert(all.end(), each[k].begin(), each[k].end());
+    }
     out_strides = c_strides(shape);
-    space = prepare_loop(shape, out_strides, evs...);
+    space = prepare_loop(shape, out_strides, all);
     n = space.extent[space.rank - 1];
-    std::size_t k = 0;
-    ((vectorise[k++] = detail::leaves_vectorisable(evs)), ...);
+    for (std::size_t k = 0; k < sizeof...(Evs); ++k) vectorise[k] = leaves_vectorisable(each[k]);
   }
 
   /// `outs` are the destinations, one per evaluator, in order.
@@ -384,3 +360,7 @@ struct multi_loop {
 };
 
 }  // namespace fusor::cpu
+
+#ifndef FUSOR_SEPARATE_COMPILATION
+#include "fusor/backend/cpu/impl/loop.ipp"
+#endif

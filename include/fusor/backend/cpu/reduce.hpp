@@ -145,12 +145,10 @@ inline std::size_t reduced_elements(const dims& keep, const dims& in) {
   return n;
 }
 
-/// Reduces `ev` (shape `in`) into `out`, whose shape `keep` is `in` with the
-/// reduced axes set to 1: what depends only on the shapes is prepared once
-/// per plan (prepare), the loop runs every call (run, after the leaves' data
-/// pointers are bound). `what` names the reduction in error messages.
-template <class Op, class R, class Ev>
-struct reduce_loop {
+/// What a reduction decides once per plan, whatever it computes: the
+/// merged iteration space, where each element's accumulator is, and which
+/// loop runs (prepare_reduction).
+struct reduce_layout {
   dims keep, in;
   loop_space space;
   std::array<index_t, max_rank> acc{};
@@ -164,56 +162,33 @@ struct reduce_loop {
   /// The short rows' axes exchanged: leaves may step by any stride along the
   /// row (read lane by lane in the unaligned mode).
   bool strided_rows = false;
+};
+
+/// Prepares `l` to reduce an operand of shape `in`, whose leaves are `t`
+/// (broadcast to `in` here), into `keep`: `in` with the reduced axes set to
+/// 1. `batches`: the operand is read a batch of `width` elements at a time
+/// straight into the accumulators (batch_reducible_v), whose elements are
+/// `bytes` long.
+FUSOR_RUNTIME void prepare_reduction(reduce_layout& l, const leaf_table& t, const dims& keep, const dims& in,
+                                     bool batches, std::size_t width, std::size_t bytes);
+
+/// Reduces `ev` (shape `in`) into `out`, whose shape `keep` is `in` with the
+/// reduced axes set to 1: what depends only on the shapes is prepared once
+/// per plan (prepare, reduce_layout), the loop runs every call (run, after
+/// the leaves' data pointers are bound). `what` names the reduction in error
+/// messages.
+template <class Op, class R, class Ev>
+struct reduce_loop : reduce_layout {
   using dense_mode = dense<xsimd::unaligned_mode>;
   /// The loops a mean runs are its sum's (the division comes after them): a
   /// unit that sums and averages the same operand compiles them once.
   using loop_op = std::conditional_t<std::is_same_v<Op, red::mean>, red::sum,
                                      std::conditional_t<std::is_same_v<Op, red::nanmean>, red::nansum, Op>>;
 
-  /// `ev` is broadcast to `in` here.
-  void prepare(const dims& keep_shape, const dims& in_shape, Ev& ev) {
-    keep = keep_shape;
-    in = in_shape;
-    nout = keep.elements();
-    if (in.elements() == 0) return;
-    ev.broadcast_to(in);
-    acc = c_strides(keep);
-    for (std::size_t d = 0; d < in.rank(); ++d)
-      if (keep[d] == 1) acc[d] = 0;
-    space = prepare_loop(in, acc, ev);
-    n = space.extent[space.rank - 1];
-    acc_inner = acc[space.rank - 1];
-    // The vector loops keep the accumulators' row contiguous (or reduce the
-    // row to one element); every leaf steps by 0 or 1 along it.
-    vectorise = (acc_inner == 0 || acc_inner == 1) && detail::leaves_vectorisable(ev);
-    leaves_dense = vectorise && detail::leaves_dense(ev);
-    if constexpr (detail::batch_reducible_v<Ev, R>) {
-      const std::size_t r = space.rank;
-      // Rows shorter than a batch, reduced, with a kept axis outside them
-      // whose results are contiguous (a softmax's max and sum over ten
-      // classes, for 64 samples): the two axes are exchanged, so that the
-      // loop runs along the kept axis, vectorised, and accumulates across the
-      // short reduced axis in registers (run_blocks). A leaf that now steps
-      // by neither 0 nor 1 element is read lane by lane (leaf::load).
-      // Short rows kept whole, with nothing reduced outside them (a gradient's
-      // sum_to onto its own shape): exchanged the same way, the results are
-      // computed a batch at a time and written `n` elements apart.
-      // (The reduced rows are walked in blocks (run_blocks): any length.
-      // The kept ones are walked once per element of the short row: only a
-      // block that stays in cache, short_rows_cached.)
-      const bool exchange = short_rows(space, batch<R>::size);
-      const bool reduced = exchange && acc_inner == 0 && acc[r - 2] == 1;
-      const bool kept = exchange && acc_inner == 1 && acc[r - 2] != 0 && short_rows_cached(space, sizeof(R));
-      if (reduced || kept) {
-        exchange_inner_axes(space, acc, ev);
-        n = space.extent[r - 1];
-        acc_inner = acc[r - 1];
-        vectorise = true;
-        leaves_dense = false;
-        strided_rows = true;
-      }
-      by_blocks = vectorise && acc_inner == 1 && r >= 2 && acc[r - 2] == 0;
-    }
+  /// `t`: the leaves of the evaluator the loop will run.
+  void prepare(const dims& keep_shape, const dims& in_shape, const leaf_table& t) {
+    constexpr bool batches = detail::batch_reducible_v<Ev, R>;
+    prepare_reduction(*this, t, keep_shape, in_shape, batches, batches ? batch<R>::size : 1, sizeof(R));
   }
 
   /// The zero-size case: an error (max, min) when the reduced axes are
@@ -310,12 +285,15 @@ template <class R, class Ev>
 struct nanmean_loop {
   reduce_loop<red::nanmean, R, Ev> sums;
   reduce_loop<red::count_numbers, double, cast_eval<double, Ev>> counts;
+  /// The operand converted for the count: a copy of the sum's evaluator
+  /// with leaves of its own, made before prepare (the count's set-up may
+  /// differ from the sum's).
   cast_eval<double, Ev> numbers;
 
-  void prepare(const dims& keep, const dims& in, Ev& ev) {
-    numbers = cast_eval<double, Ev>{ev};  // before ev is broadcast: its own copy
-    sums.prepare(keep, in, ev);
-    counts.prepare(keep, in, numbers);
+  /// `t`: the leaves of the sum's evaluator; `numbers_t`: those of `numbers`.
+  void prepare(const dims& keep, const dims& in, const leaf_table& t, const leaf_table& numbers_t) {
+    sums.prepare(keep, in, t);
+    counts.prepare(keep, in, numbers_t);
   }
   bool empty(R* out, const std::string& what) const { return sums.empty(out, what); }
   /// `scratch`: room for keep.elements() doubles. The leaves of both `ev`
@@ -328,22 +306,14 @@ struct nanmean_loop {
   }
 };
 
-/// The whole reduction in one go (prepare + run).
-template <class Op, class R, class Ev>
-void reduce_into(R* out, const dims& keep, const dims& in, Ev& ev, const std::string& what) {
-  reduce_loop<Op, R, Ev> loop;
-  loop.prepare(keep, in, ev);
-  if (loop.empty(out, what)) return;
-  loop.run(out, ev);
-}
-
 /// argmax / argmin: index along `axis` (or the flat index when axis < 0) of the
 /// first best element. A scalar loop: arg-reductions are rarely the hot path.
 /// `best` is scratch space for keep.elements() values (from the workspace, so
 /// that a steady-state call allocates nothing).
+/// `t`: the leaves of `ev`.
 template <class Op, class Ev>
 void arg_reduce_into(std::int64_t* out, typename Ev::value_type* best, const dims& keep, const dims& in, int axis,
-                     Ev& ev, const std::string& what) {
+                     Ev& ev, const leaf_table& t, const std::string& what) {
   using V = typename Ev::value_type;
   const std::size_t nout = keep.elements();
   if (in.elements() == 0) {
@@ -354,11 +324,12 @@ void arg_reduce_into(std::int64_t* out, typename Ev::value_type* best, const dim
     if (axis >= 0 && static_cast<std::size_t>(axis) < in.rank() && in[static_cast<std::size_t>(axis)] != 0) return;
     throw value_error(what + ": attempt to get " + Op::name + " of an empty sequence (shape " + in.str() + ")");
   }
-  ev.broadcast_to(in);
+  broadcast_leaves(t, in);
   const std::size_t r = in.rank() == 0 ? 1 : in.rank();
   dims space = in.rank() == 0 ? dims{1} : in;
-  if (in.rank() == 0) ev.for_each_leaf(detail::zero_first_stride{});
-  ev.for_each_leaf(detail::set_inner_stride{r});
+  if (in.rank() == 0)  // a rank-0 operand read as one element of a rank-1 space
+    for (leaf_view* l : t) l->strides[0] = 0;
+  set_inner_strides(t, r);
   std::array<index_t, max_rank> kstride = c_strides(keep);
   for (std::size_t d = 0; d < keep.rank(); ++d)
     if (axis < 0 || static_cast<int>(d) == axis) kstride[d] = 0;
@@ -385,3 +356,7 @@ void arg_reduce_into(std::int64_t* out, typename Ev::value_type* best, const dim
 }
 
 }  // namespace fusor::cpu
+
+#ifndef FUSOR_SEPARATE_COMPILATION
+#include "fusor/backend/cpu/impl/reduce.ipp"
+#endif
