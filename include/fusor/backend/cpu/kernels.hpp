@@ -36,10 +36,23 @@ namespace fusor::cpu {
 /// A step prepared for one plan.
 class prepared_step {
  public:
+  using run_fn = void (*)(prepared_step&, void* const*);
   virtual ~prepared_step() = default;
   /// Runs the step; `slots` maps every slot of the plan to its memory.
   /// Throws only for exponent checks, which run before anything is written.
-  virtual void run(void* const* slots) = 0;
+  void run(void* const* slots) { run_(*this, slots); }
+
+ protected:
+  /// A kernel's step (kernel_step): run by the kernel's function, one
+  /// indirect call per step.
+  explicit prepared_step(run_fn run) noexcept : run_(run) {}
+  /// The data-movement steps (impl/steps.ipp): run by do_run.
+  prepared_step() noexcept = default;
+  virtual void do_run(void* const*) {}
+
+ private:
+  static void virtual_run(prepared_step& s, void* const* slots) { s.do_run(slots); }
+  run_fn run_ = &virtual_run;
 };
 
 using prepare_fn = std::unique_ptr<prepared_step> (*)(const graph&, const plan&, const step_info&);
@@ -60,23 +73,26 @@ struct kernel_entry {
 /// unit's code at -Og, once per kernel).
 class kernel_step final : public prepared_step {
  public:
-  using run_fn = void (*)(kernel_step&, void* const*);
+  static kernel_step& of(prepared_step& s) noexcept { return static_cast<kernel_step&>(s); }
 
-  /// Makes the step's State, value-initialised, run by `run`.
+  /// A step run by `run` (which receives it: kernel_step::of), its State
+  /// value-initialised right after it, in the same block: a call reads both.
   template <class State>
-  State& make(run_fn run) {
+  static std::unique_ptr<kernel_step> make(run_fn run) {
     static_assert(std::is_trivially_destructible_v<State>, "fusor: a kernel's state must be trivially destructible");
     static_assert(alignof(State) <= alignof(std::max_align_t), "fusor: a kernel's state is over-aligned");
-    constexpr std::size_t words = (sizeof(State) + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t);
-    storage_.reset(new std::max_align_t[words]);
-    run_ = run;
-    return *::new (static_cast<void*>(storage_.get())) State();
+    void* block = ::operator new(state_offset() + sizeof(State));
+    std::unique_ptr<kernel_step> st(::new (block) kernel_step(run));
+    ::new (st->state_address()) State();
+    return st;
   }
+  /// The block make() allocated, whatever its size.
+  static void operator delete(void* p) noexcept { ::operator delete(p); }
+
   template <class State>
   State& state() noexcept {
-    return *std::launder(reinterpret_cast<State*>(storage_.get()));
+    return *std::launder(static_cast<State*>(state_address()));
   }
-  void run(void* const* slots) override { run_(*this, slots); }
 
   /// Adds the leaves of `ev` (which lives in the state: the pointers stay
   /// valid) as the next table: 0 the kernel's evaluator, then a nanmean's
@@ -86,27 +102,20 @@ class kernel_step final : public prepared_step {
     tables.push_back(leaves_of(ev));
     return tables.back();
   }
-  /// Once the loops are set up: what each call binds (bind).
-  void set_bindings() {
-    bindings.clear();
-    for (const leaf_table& t : tables) {
-      const binding_table b = bindings_of(t);
-      bindings.insert(bindings.end(), b.begin(), b.end());
-    }
-  }
-  /// Points every leaf at its memory for this call.
-  void bind(void* const* slots) const noexcept { bind_leaves(bindings, slots); }
 
   std::vector<leaf_table> tables;
-  binding_table bindings;
   int dest = -1, scratch = -1, axis = -1;
   index_t dest_offset = 0;  ///< an update of a view: its first element in dest
   dims keep, in;            ///< a reduction's kept and operand shapes
   std::string what;         ///< the node's text, for errors
 
  private:
-  run_fn run_ = nullptr;
-  std::unique_ptr<std::max_align_t[]> storage_;
+  explicit kernel_step(run_fn run) noexcept : prepared_step(run) {}
+  static constexpr std::size_t state_offset() noexcept {
+    constexpr std::size_t a = alignof(std::max_align_t);
+    return (sizeof(kernel_step) + a - 1) / a * a;
+  }
+  void* state_address() noexcept { return reinterpret_cast<std::byte*>(this) + state_offset(); }
 };
 
 // ---------------------------------------------------------------- evaluators
@@ -177,8 +186,7 @@ struct evaluator_builder {
   void fill(leaf<E>& l, int node) const {
     const node_value& v = p.values[static_cast<std::size_t>(node)];
     l.slot = v.slot;
-    l.offset = v.offset;
-    l.element_bytes = sizeof(E);
+    l.byte_offset = static_cast<std::ptrdiff_t>(v.offset) * static_cast<std::ptrdiff_t>(sizeof(E));
     l.view_shape = v.shape;
     l.view_strides = v.strides;
   }
@@ -223,15 +231,16 @@ struct group_kernel {
     Ev ev;
     elementwise_loop<E, Ev> loop;
   };
-  static void run(kernel_step& st, void* const* slots) {
-    st.bind(slots);
+  static void run(prepared_step& step, void* const* slots) {
+    kernel_step& st = kernel_step::of(step);
     state& k = st.state<state>();
+    bind(k.ev, slots);
     k.loop.run(static_cast<E*>(slots[st.dest]) + st.dest_offset, k.ev);
   }
 
   static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s) {
-    auto st = std::make_unique<kernel_step>();
-    state& k = st->make<state>(&run);
+    auto st = kernel_step::make<state>(&run);
+    state& k = st->template state<state>();
     evaluator_builder{g, p}.fill(k.ev, s.node);
     const leaf_table& leaves = st->add_leaves(k.ev);
     st->dest = s.dest;
@@ -248,7 +257,6 @@ struct group_kernel {
     } else {
       k.loop.prepare(shape, leaves, streamable, nullptr, disjoint);
     }
-    st->set_bindings();
     return st;
   }
   static constexpr kernel_entry entry{&prepare};
@@ -265,24 +273,23 @@ struct multi_kernel {
     std::array<int, sizeof...(Gs)> dests{};
     multi_loop<typename Gs::evaluator...> loop;
   };
-  static void run(kernel_step& st, void* const* slots) {
-    st.bind(slots);
-    run_all(st.state<state>(), slots, std::index_sequence_for<Gs...>{});
+  static void run(prepared_step& step, void* const* slots) {
+    run_all(kernel_step::of(step).state<state>(), slots, std::index_sequence_for<Gs...>{});
   }
   template <std::size_t... K>
   static void run_all(state& k, void* const* slots, std::index_sequence<K...>) {
+    (bind(std::get<K>(k.evs), slots), ...);
     k.loop.run(std::tuple<typename Gs::value_type*...>{static_cast<typename Gs::value_type*>(slots[k.dests[K]])...},
                std::get<K>(k.evs)...);
   }
 
   static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s) {
-    auto st = std::make_unique<kernel_step>();
-    state& k = st->make<state>(&run);
+    auto st = kernel_step::make<state>(&run);
+    state& k = st->template state<state>();
     const evaluator_builder b{g, p};
     prepare_each(*st, k, b, s, std::index_sequence_for<Gs...>{});
     const dims& shape = p.shapes[static_cast<std::size_t>(s.group[0][0])];
     k.loop.prepare(shape, st->tables.data());
-    st->set_bindings();
     return st;
   }
   template <std::size_t... K>
@@ -306,9 +313,10 @@ struct reduce_kernel {
     Ev ev;
     loop_t loop;
   };
-  static void run(kernel_step& st, void* const* slots) {
-    st.bind(slots);
+  static void run(prepared_step& step, void* const* slots) {
+    kernel_step& st = kernel_step::of(step);
     state& k = st.state<state>();
+    bind(k.ev, slots);
     R* out = static_cast<R*>(slots[st.dest]);
     if constexpr (is_arg) {
       using V = typename Ev::value_type;
@@ -316,14 +324,18 @@ struct reduce_kernel {
                           st.what);
     } else {
       if (k.loop.empty(out, st.what)) return;
-      if constexpr (is_nanmean) k.loop.run(out, k.ev, static_cast<double*>(slots[st.scratch]));
-      else k.loop.run(out, k.ev);
+      if constexpr (is_nanmean) {
+        bind(k.loop.numbers, slots);
+        k.loop.run(out, k.ev, static_cast<double*>(slots[st.scratch]));
+      } else {
+        k.loop.run(out, k.ev);
+      }
     }
   }
 
   static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s) {
-    auto st = std::make_unique<kernel_step>();
-    state& k = st->make<state>(&run);
+    auto st = kernel_step::make<state>(&run);
+    state& k = st->template state<state>();
     const graph_node& n = g[s.node];
     evaluator_builder{g, p}.fill(k.ev, s.source >= 0 ? s.source : n.child[0]);
     const leaf_table& leaves = st->add_leaves(k.ev);
@@ -342,7 +354,6 @@ struct reduce_kernel {
     } else {
       k.loop.prepare(st->keep, st->in, leaves);
     }
-    st->set_bindings();
     return st;
   }
   static constexpr kernel_entry entry{&prepare};
@@ -371,7 +382,7 @@ struct dot_kernel {
     bool trans_a = false, trans_b = false;
     double alpha = 1.0;
     bool accumulate = false;
-    void run(void* const* slots) override {
+    void do_run(void* const* slots) override {
       matmul(static_cast<const V*>(slots[a]), static_cast<const V*>(slots[b]), static_cast<V*>(slots[dest]), m, n,
              k, trans_a, trans_b, alpha, accumulate);
     }
@@ -417,13 +428,14 @@ struct check_kernel {
     Ev ev;
     reduce_loop<red::min, T, Ev> loop;
   };
-  static void run(kernel_step& st, void* const* slots) {
+  static void run(prepared_step& step, void* const* slots) {
+    kernel_step& st = kernel_step::of(step);
     state& k = st.state<state>();
     T lowest{};
     if constexpr (is_scalar_leaf_v<Ev>) {
       lowest = k.ev.value;
     } else {
-      st.bind(slots);
+      bind(k.ev, slots);
       if (k.loop.in.elements() == 0) return;
       k.loop.run(&lowest, k.ev);
     }
@@ -434,8 +446,8 @@ struct check_kernel {
   }
 
   static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s) {
-    auto st = std::make_unique<kernel_step>();
-    state& k = st->make<state>(&run);
+    auto st = kernel_step::make<state>(&run);
+    state& k = st->template state<state>();
     const graph_node& n = g[s.node];
     st->what = n.text;
     evaluator_builder{g, p}.fill(k.ev, n.child[1]);
@@ -446,7 +458,6 @@ struct check_kernel {
       for (std::size_t d = 0; d < in.rank(); ++d) one.push_back(1);
       k.loop.prepare(one, in, leaves);
     }
-    st->set_bindings();
     return st;
   }
   static constexpr kernel_entry entry{&prepare};
@@ -466,7 +477,7 @@ struct convert_kernel {
     int from = -1, to = -1;
     std::size_t n = 0;
     node_value source;  ///< a strided argument: its view (slot -1: contiguous)
-    void run(void* const* slots) override {
+    void do_run(void* const* slots) override {
       const S* src = static_cast<const S*>(slots[from]);
       T* dst = static_cast<T*>(slots[to]);
       if (source.slot < 0) {

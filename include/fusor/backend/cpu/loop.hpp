@@ -66,23 +66,6 @@ FUSOR_RUNTIME bool leaves_vectorisable(const leaf_table& t) noexcept;
 /// Whether every leaf steps by one element along the row (none broadcast).
 FUSOR_RUNTIME bool leaves_dense(const leaf_table& t) noexcept;
 
-/// Where a leaf that reads memory takes its data from at each call: its
-/// slot, and its view's first element in bytes. A table of its own, made
-/// once per plan: binding is the one part of the set-up that runs at every
-/// call, and a call costs tens of nanoseconds.
-struct leaf_binding {
-  const void** data;
-  std::ptrdiff_t byte_offset;
-  int slot;
-};
-using binding_table = std::vector<leaf_binding>;
-/// The bindings of the leaves of `t` that read memory.
-FUSOR_RUNTIME binding_table bindings_of(const leaf_table& t);
-/// Points each leaf at its slot's memory for this call.
-inline void bind_leaves(const binding_table& b, void* const* slots) noexcept {
-  for (const leaf_binding& x : b) *x.data = static_cast<const std::byte*>(slots[x.slot]) + x.byte_offset;
-}
-
 /// Whether the rows of `s` are shorter than a batch of `w` elements with an
 /// axis of at least a batch outside them: the loop is then better run along
 /// that axis, vectorised, with the two exchanged (elementwise_loop,

@@ -43,16 +43,6 @@ FUSOR_RUNTIME bool leaves_dense(const leaf_table& t) noexcept {
   return true;
 }
 
-FUSOR_RUNTIME binding_table bindings_of(const leaf_table& t) {
-  binding_table b;
-  b.reserve(t.size());
-  for (leaf_view* l : t)
-    if (l->slot >= 0)  // an index leaf reads no memory
-      b.push_back({&l->data, static_cast<std::ptrdiff_t>(l->offset) * static_cast<std::ptrdiff_t>(l->element_bytes),
-                   l->slot});
-  return b;
-}
-
 FUSOR_RUNTIME void exchange_inner_axes(loop_space& s, std::array<index_t, max_rank>& dest,
                                        const leaf_table& t) noexcept {
   const std::size_t r = s.rank;

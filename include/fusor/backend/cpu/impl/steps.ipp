@@ -21,7 +21,7 @@ namespace fusor::cpu {
 struct copy_boxes_step final : prepared_step {
   fusor::detail::box_copy copy;
   fusor::detail::rest_tracker rest;
-  void run(void* const* slots) override {
+  void do_run(void* const* slots) override {
     const auto* src = static_cast<const std::byte*>(slots[copy.from]);
     auto* dst = static_cast<std::byte*>(slots[copy.to]);
     const std::size_t e = copy.element_bytes;
@@ -50,7 +50,7 @@ struct copy_boxes_step final : prepared_step {
 /// dtype, element by element through the views the plan computed.
 struct assemble_step final : prepared_step {
   fusor::detail::assembly parts;
-  void run(void* const* slots) override {
+  void do_run(void* const* slots) override {
     for (const auto& m : parts.moves)
       fusor::detail::move_strided_host(slots[parts.to], m.from >= 0 ? slots[m.from] : nullptr, &m.fill, m.view, parts.element_bytes);
   }
@@ -69,7 +69,7 @@ struct gather_step final : prepared_step {
   int from = -1, index_slot = -1, to = -1;
   fusor::detail::gather_layout layout;
   std::vector<std::int64_t> indices;  ///< sized when prepared: a call allocates nothing
-  void run(void* const* slots) override {
+  void do_run(void* const* slots) override {
     fusor::detail::read_indices(layout, slots[index_slot], indices);
     const auto* src = static_cast<const std::byte*>(slots[from]);
     auto* dst = static_cast<std::byte*>(slots[to]);
@@ -103,7 +103,7 @@ struct gather_step final : prepared_step {
 /// slots themselves (several fused into one message: packed first).
 struct communicate_step final : prepared_step {
   fusor::detail::collective_message message;
-  void run(void* const* slots) override {
+  void do_run(void* const* slots) override {
     message.run(
         slots, [&](std::byte* to, int slot, std::size_t n) { std::memcpy(to, slots[slot], n); },
         [&](int slot, const std::byte* from, std::size_t n) { std::memcpy(slots[slot], from, n); });
@@ -124,7 +124,7 @@ struct communicate_step final : prepared_step {
 struct scatter_step final : prepared_step {
   fusor::detail::scatter_layout layout;
   std::vector<std::int64_t> indices;  ///< sized when prepared: a call allocates nothing
-  void run(void* const* slots) override {
+  void do_run(void* const* slots) override {
     fusor::detail::read_indices(layout.blocks, slots[layout.index_slot], indices);
     std::memset(slots[layout.dest], 0, layout.dest_bytes);
     visit(layout.type, [&](auto zero) {
