@@ -623,9 +623,10 @@ auto target_leaf(const T& t) {
   else return t;
 }
 
-/// The sites of the cut types S... that CutInfo (a cuts_of) chose: a type only.
-template <class CutInfo, class... S>
-detail::operand_tuple<cut_sites<S, CutInfo::template live_count<S>()>...> sites_type_of(tlist<S...>);
+/// The sites of the cut types that CutInfo (a cuts_of) chose: a type only.
+template <class CutInfo, std::size_t... K>
+detail::operand_tuple<cut_sites<tlist_at_t<K, typename CutInfo::type>, CutInfo::template live_count<K>>...>
+    sites_type_of(std::index_sequence<K...>);
 
 /// Records each occurrence of a cut type that visit_live_nodes meets in its
 /// site. A class named by the cost and the targets' leaves (Leaves, a tlist),
@@ -636,7 +637,7 @@ template <class Cost, class Leaves>
 struct site_recorder {
   using cut_info = cuts_of<Cost, Leaves>;
   using cuts = typename cut_info::type;
-  using sites_type = decltype(sites_type_of<cut_info>(cuts{}));
+  using sites_type = decltype(sites_type_of<cut_info>(std::make_index_sequence<cuts::size>{}));
   sites_type& sites;
   std::array<std::size_t, cuts::size + 1>& filled;
 

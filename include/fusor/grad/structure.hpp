@@ -118,8 +118,20 @@ template <class... A>
 struct concat_lists<tlist<A...>> {
   using type = tlist<A...>;
 };
-template <class... A, class... B, class... Rest>
-struct concat_lists<tlist<A...>, tlist<B...>, Rest...> : concat_lists<tlist<A..., B...>, Rest...> {};
+// Up to three lists joined in one step (a node's own entry and two operands'
+// lists, the common case): each step of the general case names a list as
+// long as those joined so far, and a second derivative's run to thousands.
+template <class... A, class... B>
+struct concat_lists<tlist<A...>, tlist<B...>> {
+  using type = tlist<A..., B...>;
+};
+template <class... A, class... B, class... C>
+struct concat_lists<tlist<A...>, tlist<B...>, tlist<C...>> {
+  using type = tlist<A..., B..., C...>;
+};
+template <class... A, class... B, class... C, class... D, class... Rest>
+struct concat_lists<tlist<A...>, tlist<B...>, tlist<C...>, tlist<D...>, Rest...>
+    : concat_lists<tlist<A..., B..., C..., D...>, Rest...> {};
 
 template <class X, class Children = typename children_of<X>::type>
 struct flatten;
@@ -127,6 +139,34 @@ template <class X, class... C>
 struct flatten<X, tlist<C...>> {
   using type = typename concat_lists<tlist<X>, typename flatten<C>::type...>::type;
 };
+
+/// The type at position I of the pack T..., looked up among the bases of one
+/// class (indexed_pack): std::tuple_element would make a std::tuple of a
+/// pre-order list thousands of types long, and recurse over it once per
+/// lookup.
+template <std::size_t I, class T>
+struct pack_entry {
+  using type = T;
+};
+template <class Indices, class... T>
+struct indexed_pack;
+template <std::size_t... I, class... T>
+struct indexed_pack<std::index_sequence<I...>, T...> : pack_entry<I, T>... {};
+template <std::size_t I, class T>
+pack_entry<I, T> entry_at(const pack_entry<I, T>&);
+template <std::size_t I, class... T>
+using type_at_t =
+    typename decltype(entry_at<I>(std::declval<const indexed_pack<std::index_sequence_for<T...>, T...>&>()))::type;
+
+/// The type at position I of a tlist.
+template <std::size_t I, class List>
+struct tlist_at;
+template <std::size_t I, class... T>
+struct tlist_at<I, tlist<T...>> {
+  using type = type_at_t<I, T...>;
+};
+template <std::size_t I, class List>
+using tlist_at_t = typename tlist_at<I, List>::type;
 
 /// Whether a gradient can flow from node X into its operand K (given that
 /// the operand's value is a float): what the walk itself prunes, in types. A
@@ -173,99 +213,135 @@ struct is_one_of<X, tlist<W...>> : std::bool_constant<(std::is_same_v<X, W> || .
 /// before every type inside it (larger trees first).
 template <class Cost, class Ws, class All = typename flatten<Cost>::type>
 struct cuts_of;
+/// A built-in array that a constant evaluation can return (cuts_of).
+template <class T, std::size_t N>
+struct fixed_array {
+  T v[N];
+};
+
 template <class Cost, class... W, class... X>
 struct cuts_of<Cost, tlist<W...>, tlist<X...>> {
   static constexpr std::size_t n = sizeof...(X);
 
-  /// Each position's type as an address (detail::type_tag): one per type. A
-  /// built-in array, not std::array: its operator[] is a call, which clang
-  /// counts against its bound on a constant evaluation's steps, and a second
-  /// derivative's list came past it. (One entry more, unread, so that no
-  /// list makes an array of length zero.)
-  static constexpr const void* tags[n + 1] = {&type_tag<X>..., nullptr};
-  /// A number per distinct type of the list: the position of its first
-  /// occurrence. Found by comparing addresses, not by std::is_same_v of T
-  /// with every position's type: that was one instance per pair of
-  /// positions, and a second derivative's list runs to thousands of them.
-  template <class T>
-  static constexpr std::size_t type_id() {
-    for (std::size_t i = 0; i < n; ++i)
-      if (tags[i] == &type_tag<T>) return i;
-    return n;
-  }
-  static constexpr std::array<std::size_t, n> ids{type_id<X>()...};
+  // A second derivative's list runs to thousands of positions, and a
+  // constant evaluation is slow and bounded, so the tables below are built
+  // with care (a second derivative's unit spent 8 s and 1.3 GB of g++ in
+  // them before):
+  // - Each is a built-in array with one entry more than the list (unread: no
+  //   list makes an array of length zero), read and written by subscript:
+  //   std::array's operator[] is a call, which clang counts against its
+  //   bound on an evaluation's steps (a million).
+  // - An evaluation reads no constant array in its loops: it copies what it
+  //   reads into variables of its own first. g++ copies a constant's whole
+  //   value at every read of it, so a loop over a constant array is
+  //   quadratic in the list's length.
+  // - Each table is computed in an evaluation of its own, and nothing loops
+  //   over the whole list once per type.
 
-  static constexpr std::array<std::size_t, n> sizes{tree_size<X>::value...};
+  /// A number per distinct type of the list: the position of its first
+  /// occurrence. Two positions hold the same type only if their trees are
+  /// the same size, so the addresses are compared only among positions of
+  /// one size (a counting sort by size, keeping the pre-order within a
+  /// size): a few comparisons per position, where searching the whole list
+  /// for each type was one per type and position before it. (Addresses can
+  /// only be compared for equality in a constant expression, not ordered or
+  /// hashed. g++ keeps every step of a constant evaluation until it ends:
+  /// that search took a second derivative's unit 2.8-3.7 s and 0.65-1.2 GB.)
+  static constexpr fixed_array<std::size_t, n + 1> ids = [] {
+    const void* tags[n + 1] = {&type_tag<X>..., nullptr};  // each position's type, as an address
+    std::size_t sizes[n + 1] = {tree_size<X>::value..., 0};
+    fixed_array<std::size_t, n + 1> id{};
+    std::size_t start[n + 2] = {};  // per size: where its positions go
+    for (std::size_t j = 0; j < n; ++j) ++start[sizes[j] + 1];
+    for (std::size_t size = 1; size < n + 2; ++size) start[size] += start[size - 1];
+    std::size_t at[n + 2] = {};
+    for (std::size_t size = 0; size < n + 2; ++size) at[size] = start[size];
+    std::size_t by_size[n + 1] = {};
+    for (std::size_t j = 0; j < n; ++j) by_size[at[sizes[j]]++] = j;
+    // Each size's first positions of its distinct types: firsts[from..count).
+    std::size_t firsts[n + 1] = {};
+    std::size_t count = 0;
+    for (std::size_t size = 1; size <= n; ++size) {
+      const std::size_t from = count;
+      for (std::size_t p = start[size]; p < start[size + 1]; ++p) {
+        const std::size_t j = by_size[p];
+        std::size_t f = from;
+        while (f < count && tags[firsts[f]] != tags[j]) ++f;
+        if (f == count) firsts[count++] = j;
+        id.v[j] = firsts[f];
+      }
+    }
+    return id;
+  }();
 
   /// The positions an adjoint can reach: none below an operand the gradient
   /// does not flow into (flows<>), nor at a node that is not a float. Only
   /// these occurrences are cut points' sites (visit_live_nodes walks them).
-  static constexpr std::array<bool, n> live_positions() {
-    constexpr std::array<std::uint64_t, n> bits{flow_bits<X>::value...};
-    constexpr std::array<bool, n> is_float{std::is_floating_point_v<value_type_t<X>>...};
-    std::array<bool, n> live{};
-    if (n > 0) live[0] = is_float[0];
+  static constexpr fixed_array<bool, n + 1> live = [] {
+    std::size_t sizes[n + 1] = {tree_size<X>::value..., 0};
+    std::uint64_t bits[n + 1] = {flow_bits<X>::value..., 0};
+    bool is_float[n + 1] = {std::is_floating_point_v<value_type_t<X>>..., false};
+    fixed_array<bool, n + 1> reached{};
+    reached.v[0] = is_float[0];
     for (std::size_t q = 0; q < n; ++q) {
       std::size_t c = q + 1;  // the operands of q, one after the other's tree
       for (std::size_t k = 0; c < q + sizes[q] && c < n; ++k) {
-        live[c] = live[q] && ((bits[q] >> k) & 1) != 0;
+        reached.v[c] = reached.v[q] && ((bits[q] >> k) & 1) != 0;
         c += sizes[c];
       }
     }
-    return live;
-  }
-  static constexpr std::array<bool, n> live = live_positions();
+    return reached;
+  }();
 
-  /// The number of reachable occurrences of the type whose first position is `id`.
-  static constexpr std::size_t live_occurrences(std::size_t id) {
-    std::size_t count = 0;
-    for (std::size_t j = 0; j < n; ++j) count += ids[j] == id && live[j];
+  /// Per type (at its first position): its occurrences an adjoint can reach.
+  static constexpr fixed_array<std::size_t, n + 1> live_occurrences = [] {
+    auto id = ids;
+    auto reached = live;
+    fixed_array<std::size_t, n + 1> count{};
+    for (std::size_t j = 0; j < n; ++j) count.v[id.v[j]] += reached.v[j];
     return count;
-  }
-  /// The number of occurrences of S an adjoint can reach.
-  template <class S>
-  static constexpr std::size_t live_count() {
-    return live_occurrences(type_id<S>());
-  }
+  }();
 
-  /// Selected positions of the pre-order list, larger trees first; the count last.
-  /// Linear in the list's length: a second derivative's list runs to
-  /// thousands of positions, and a constant expression's evaluation is
-  /// bounded (clang stops at a million steps), so nothing here loops over
-  /// the whole list once per type.
-  static constexpr std::array<std::size_t, n + 1> order = [] {
-    constexpr std::array<bool, n> worth{
-        (heavy<X>::value && reaches_any<X, tlist<W...>>::value && !is_one_of<X, tlist<W...>>::value &&
-         !is_ref_v<X>)...};
+  /// Selected positions of the pre-order list, larger trees first; the count
+  /// last (at n).
+  static constexpr fixed_array<std::size_t, n + 1> order = [] {
+    bool worth[n + 1] = {(heavy<X>::value && reaches_any<X, tlist<W...>>::value &&
+                          !is_one_of<X, tlist<W...>>::value && !is_ref_v<X>)...,
+                         false};
+    std::size_t sizes[n + 1] = {tree_size<X>::value..., 0};
+    auto id_of = ids;
+    auto reached = live;
     // Per type (at its first position): its live occurrences not inside a
     // later occurrence of a chosen cut point (below); per position: the next
     // occurrence of its type (n: none).
-    std::array<std::size_t, n> remaining{};
-    std::array<std::size_t, n> next{};
-    std::array<std::size_t, n> last{};
+    std::size_t remaining[n + 1] = {};
+    std::size_t next[n + 1] = {};
+    std::size_t last[n + 1] = {};
     for (std::size_t j = 0; j < n; ++j) {
+      const std::size_t id = id_of.v[j];
       next[j] = n;
-      if (live[j]) ++remaining[ids[j]];
-      if (ids[j] != j) next[last[ids[j]]] = j;
-      last[ids[j]] = j;
+      remaining[id] += reached.v[j];
+      if (id != j) next[last[id]] = j;
+      last[id] = j;
     }
     // The candidates: heavy types on a path to a target that occur more
     // than once; larger trees first (a type comes before those inside it),
     // in the order of their first positions among equal sizes (a counting
     // sort by size).
-    const auto candidate = [&](std::size_t i) { return ids[i] == i && worth[i] && remaining[i] > 1; };
-    std::array<std::size_t, n> candidates{};
-    std::array<std::size_t, n + 1> start{};  // per size: where its candidates go
+    bool candidate[n + 1] = {};
+    for (std::size_t i = 0; i < n; ++i) candidate[i] = id_of.v[i] == i && worth[i] && remaining[i] > 1;
+    std::size_t candidates[n + 1] = {};
+    std::size_t start[n + 2] = {};  // per size: where its candidates go
     std::size_t m = 0;
     for (std::size_t i = 0; i < n; ++i)
-      if (candidate(i)) ++start[sizes[i]], ++m;
+      if (candidate[i]) ++start[sizes[i]], ++m;
     for (std::size_t size = n + 1, at = 0; size-- > 0;) {
       const std::size_t here = start[size];
       start[size] = at;
       at += here;
     }
     for (std::size_t i = 0; i < n; ++i)
-      if (candidate(i)) candidates[start[sizes[i]]++] = i;
+      if (candidate[i]) candidates[start[sizes[i]]++] = i;
     // A candidate is a cut point when it occurs more than once in the tree
     // in which every cut point chosen before it is kept once: the walk below
     // a cut point goes on below one occurrence (per value), and a type that
@@ -274,16 +350,16 @@ struct cuts_of<Cost, tlist<W...>, tlist<X...>> {
     // of nested repeated sub-expressions, as a layer's output inside the
     // next layer's, would be a cut point, and the adjoints' types would
     // compound from one to the next.)
-    std::array<bool, n> inside_repeat{};  // below a later occurrence of a chosen cut point
-    std::array<std::size_t, n + 1> out{};
+    bool inside_repeat[n + 1] = {};  // below a later occurrence of a chosen cut point
+    fixed_array<std::size_t, n + 1> out{};
     std::size_t k = 0;
     for (std::size_t c = 0; c < m; ++c) {
       const std::size_t id = candidates[c];
       if (remaining[id] < 2) continue;
-      out[k++] = id;
+      out.v[k++] = id;
       bool first = true;
       for (std::size_t j = id; j < n; j = next[j]) {
-        if (!live[j] || inside_repeat[j]) continue;
+        if (!reached.v[j] || inside_repeat[j]) continue;
         if (first) {
           first = false;
           continue;
@@ -296,19 +372,22 @@ struct cuts_of<Cost, tlist<W...>, tlist<X...>> {
             continue;
           }
           inside_repeat[q] = true;
-          if (live[q]) --remaining[ids[q]];
+          if (reached.v[q]) --remaining[id_of.v[q]];
           ++q;
         }
       }
     }
-    out[n] = k;
+    out.v[n] = k;
     return out;
   }();
-  static constexpr std::size_t count = order[n];
+  static constexpr std::size_t count = order.v[n];
 
   template <std::size_t... K>
-  static auto list(std::index_sequence<K...>) -> tlist<std::tuple_element_t<order[K], std::tuple<X...>>...>;
+  static auto list(std::index_sequence<K...>) -> tlist<type_at_t<order.v[K], X...>...>;
   using type = decltype(list(std::make_index_sequence<count>{}));
+  /// The number of occurrences of the K-th cut point (of `type`) an adjoint can reach.
+  template <std::size_t K>
+  static constexpr std::size_t live_count = live_occurrences.v[order.v[K]];
 };
 
 /// Calls f(node, open) for every node of e's tree an adjoint can reach, in
