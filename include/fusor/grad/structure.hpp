@@ -143,7 +143,9 @@ struct flatten<X, tlist<C...>> {
 /// The type at position I of the pack T..., looked up among the bases of one
 /// class (indexed_pack): std::tuple_element would make a std::tuple of a
 /// pre-order list thousands of types long, and recurse over it once per
-/// lookup.
+/// lookup. (operand_tuple's std::tuple_element is the same lookup, but its
+/// bases hold values and it declares a constructor of every element: 13 %
+/// more memory for the tables of a second derivative's list.)
 template <std::size_t I, class T>
 struct pack_entry {
   using type = T;
@@ -154,16 +156,14 @@ template <std::size_t... I, class... T>
 struct indexed_pack<std::index_sequence<I...>, T...> : pack_entry<I, T>... {};
 template <std::size_t I, class T>
 pack_entry<I, T> entry_at(const pack_entry<I, T>&);
-template <std::size_t I, class... T>
-using type_at_t =
-    typename decltype(entry_at<I>(std::declval<const indexed_pack<std::index_sequence_for<T...>, T...>&>()))::type;
 
 /// The type at position I of a tlist.
 template <std::size_t I, class List>
 struct tlist_at;
 template <std::size_t I, class... T>
 struct tlist_at<I, tlist<T...>> {
-  using type = type_at_t<I, T...>;
+  using type =
+      typename decltype(entry_at<I>(std::declval<const indexed_pack<std::index_sequence_for<T...>, T...>&>()))::type;
 };
 template <std::size_t I, class List>
 using tlist_at_t = typename tlist_at<I, List>::type;
@@ -238,6 +238,9 @@ struct cuts_of<Cost, tlist<W...>, tlist<X...>> {
   // - Each table is computed in an evaluation of its own, and nothing loops
   //   over the whole list once per type.
 
+  /// Each position's tree size: its operands' trees follow it in the list.
+  static constexpr fixed_array<std::size_t, n + 1> tree_sizes{{tree_size<X>::value..., 0}};
+
   /// A number per distinct type of the list: the position of its first
   /// occurrence. Two positions hold the same type only if their trees are
   /// the same size, so the addresses are compared only among positions of
@@ -249,15 +252,15 @@ struct cuts_of<Cost, tlist<W...>, tlist<X...>> {
   /// that search took a second derivative's unit 2.8-3.7 s and 0.65-1.2 GB.)
   static constexpr fixed_array<std::size_t, n + 1> ids = [] {
     const void* tags[n + 1] = {&type_tag<X>..., nullptr};  // each position's type, as an address
-    std::size_t sizes[n + 1] = {tree_size<X>::value..., 0};
+    auto sizes = tree_sizes;
     fixed_array<std::size_t, n + 1> id{};
     std::size_t start[n + 2] = {};  // per size: where its positions go
-    for (std::size_t j = 0; j < n; ++j) ++start[sizes[j] + 1];
+    for (std::size_t j = 0; j < n; ++j) ++start[sizes.v[j] + 1];
     for (std::size_t size = 1; size < n + 2; ++size) start[size] += start[size - 1];
     std::size_t at[n + 2] = {};
     for (std::size_t size = 0; size < n + 2; ++size) at[size] = start[size];
     std::size_t by_size[n + 1] = {};
-    for (std::size_t j = 0; j < n; ++j) by_size[at[sizes[j]]++] = j;
+    for (std::size_t j = 0; j < n; ++j) by_size[at[sizes.v[j]]++] = j;
     // Each size's first positions of its distinct types: firsts[from..count).
     std::size_t firsts[n + 1] = {};
     std::size_t count = 0;
@@ -278,16 +281,16 @@ struct cuts_of<Cost, tlist<W...>, tlist<X...>> {
   /// does not flow into (flows<>), nor at a node that is not a float. Only
   /// these occurrences are cut points' sites (visit_live_nodes walks them).
   static constexpr fixed_array<bool, n + 1> live = [] {
-    std::size_t sizes[n + 1] = {tree_size<X>::value..., 0};
+    auto sizes = tree_sizes;
     std::uint64_t bits[n + 1] = {flow_bits<X>::value..., 0};
     bool is_float[n + 1] = {std::is_floating_point_v<value_type_t<X>>..., false};
     fixed_array<bool, n + 1> reached{};
     reached.v[0] = is_float[0];
     for (std::size_t q = 0; q < n; ++q) {
       std::size_t c = q + 1;  // the operands of q, one after the other's tree
-      for (std::size_t k = 0; c < q + sizes[q] && c < n; ++k) {
+      for (std::size_t k = 0; c < q + sizes.v[q] && c < n; ++k) {
         reached.v[c] = reached.v[q] && ((bits[q] >> k) & 1) != 0;
-        c += sizes[c];
+        c += sizes.v[c];
       }
     }
     return reached;
@@ -308,7 +311,7 @@ struct cuts_of<Cost, tlist<W...>, tlist<X...>> {
     bool worth[n + 1] = {(heavy<X>::value && reaches_any<X, tlist<W...>>::value &&
                           !is_one_of<X, tlist<W...>>::value && !is_ref_v<X>)...,
                          false};
-    std::size_t sizes[n + 1] = {tree_size<X>::value..., 0};
+    auto sizes = tree_sizes;
     auto id_of = ids;
     auto reached = live;
     // Per type (at its first position): its live occurrences not inside a
@@ -334,14 +337,14 @@ struct cuts_of<Cost, tlist<W...>, tlist<X...>> {
     std::size_t start[n + 2] = {};  // per size: where its candidates go
     std::size_t m = 0;
     for (std::size_t i = 0; i < n; ++i)
-      if (candidate[i]) ++start[sizes[i]], ++m;
+      if (candidate[i]) ++start[sizes.v[i]], ++m;
     for (std::size_t size = n + 1, at = 0; size-- > 0;) {
       const std::size_t here = start[size];
       start[size] = at;
       at += here;
     }
     for (std::size_t i = 0; i < n; ++i)
-      if (candidate[i]) candidates[start[sizes[i]]++] = i;
+      if (candidate[i]) candidates[start[sizes.v[i]]++] = i;
     // A candidate is a cut point when it occurs more than once in the tree
     // in which every cut point chosen before it is kept once: the walk below
     // a cut point goes on below one occurrence (per value), and a type that
@@ -366,9 +369,9 @@ struct cuts_of<Cost, tlist<W...>, tlist<X...>> {
         }
         // Marks the tree below j. A marked position's whole tree is marked
         // already (marks cover whole operand trees): skipped at once.
-        for (std::size_t q = j + 1; q < j + sizes[j] && q < n;) {
+        for (std::size_t q = j + 1; q < j + sizes.v[j] && q < n;) {
           if (inside_repeat[q]) {
-            q += sizes[q];
+            q += sizes.v[q];
             continue;
           }
           inside_repeat[q] = true;
@@ -383,7 +386,7 @@ struct cuts_of<Cost, tlist<W...>, tlist<X...>> {
   static constexpr std::size_t count = order.v[n];
 
   template <std::size_t... K>
-  static auto list(std::index_sequence<K...>) -> tlist<type_at_t<order.v[K], X...>...>;
+  static auto list(std::index_sequence<K...>) -> tlist<tlist_at_t<order.v[K], tlist<X...>>...>;
   using type = decltype(list(std::make_index_sequence<count>{}));
   /// The number of occurrences of the K-th cut point (of `type`) an adjoint can reach.
   template <std::size_t K>
