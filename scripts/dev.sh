@@ -21,11 +21,19 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
-# cmake: the install test also builds a CMake project against the installed
-# fusor (test/consumer/); graphviz: dot, which draws plan pictures.
-packages=(meson ninja-build pkgconf g++ python3 python3-numpy python3-matplotlib
-          libxtensor-dev libxsimd-dev xtl-dev libzip-dev doctest-dev
-          libbenchmark-dev libeigen3-dev libopenblas-dev cmake graphviz)
+# What building fusor and its examples needs: the tour installs only these.
+# On a fresh machine the other packages below are most of the installation's
+# time (graphviz and matplotlib alone bring dozens of packages), and the
+# tour's first command is meant to show fusor in about two minutes.
+build_packages=(meson ninja-build pkgconf g++ libxtensor-dev libxsimd-dev xtl-dev libzip-dev libopenblas-dev)
+
+# What the tests, the benchmarks and the docs' checks need besides.
+# python3-numpy: the NumPy interoperability and differential tests;
+# matplotlib: the benchmarks' plots; cmake: the install test also builds a
+# CMake project against the installed fusor (test/consumer/); graphviz:
+# dot, which draws plan pictures.
+packages=("${build_packages[@]}" python3 python3-numpy python3-matplotlib doctest-dev
+          libbenchmark-dev libeigen3-dev cmake graphviz)
 
 # The multi-process tests' MPI (fusor/mpi.hpp is optional: a build without
 # it skips them, saying so).
@@ -33,7 +41,12 @@ mpi_packages=(libopenmpi-dev openmpi-bin)
 
 # install_deps [extra packages...]: the common packages plus a mode's own.
 install_deps() {
-  local wanted=("${packages[@]}" "$@")
+  install_packages "${packages[@]}" "$@"
+}
+
+# install_packages PACKAGE...: those of them not installed yet.
+install_packages() {
+  local wanted=("$@")
   if ! command -v dpkg-query >/dev/null; then
     echo "dev.sh: no dpkg here; install the equivalents of: ${wanted[*]}" >&2
     return 0
@@ -114,7 +127,7 @@ run_tests() {
 
 case "${1:-}" in
   tour)
-    install_deps
+    install_packages "${build_packages[@]}"
     # The examples with fusor's run-time half compiled once (libfusor): each
     # example unit then compiles only its own expressions.
     # Where no GPU answers, the tour builds without CUDA (-Dgpu=disabled): the
