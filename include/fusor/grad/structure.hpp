@@ -17,7 +17,7 @@
 // checked when grad is called, and each value is walked below once.
 #pragma once
 
-#include <array>
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <tuple>
@@ -107,7 +107,8 @@ struct heavy<gate_node<C>> : heavy<C> {};
 template <class X>
 struct heavy<ref_node<X>> : heavy<typename ref_node<X>::target_type> {};
 
-/// Every node type of X's tree, in pre-order, with repeats.
+/// Lists joined into one (concat_lists<tlist<A...>, tlist<B...>>::type is
+/// tlist<A..., B...>).
 template <class... L>
 struct concat_lists;
 template <>
@@ -118,9 +119,8 @@ template <class... A>
 struct concat_lists<tlist<A...>> {
   using type = tlist<A...>;
 };
-// Up to three lists joined in one step (a node's own entry and two operands'
-// lists, the common case): each step of the general case names a list as
-// long as those joined so far, and a second derivative's run to thousands.
+// Two or three lists joined in one step, more four at a time: each step of
+// the general case names a list as long as those joined so far.
 template <class... A, class... B>
 struct concat_lists<tlist<A...>, tlist<B...>> {
   using type = tlist<A..., B...>;
@@ -133,19 +133,47 @@ template <class... A, class... B, class... C, class... D, class... Rest>
 struct concat_lists<tlist<A...>, tlist<B...>, tlist<C...>, tlist<D...>, Rest...>
     : concat_lists<tlist<A..., B..., C..., D...>, Rest...> {};
 
+/// Membership in a list of distinct types, as one base-class test (the
+/// compiler's own, not a search along the list).
+template <class T>
+struct type_box {};
+template <class... T>
+struct type_set : type_box<T>... {};
+
+/// The distinct types of `Set` followed by those of `More` not in it (both
+/// lists of distinct types).
+template <class Set, class More>
+struct union_of;
+template <class... A, class... B>
+struct union_of<tlist<A...>, tlist<B...>> {
+  using type = typename concat_lists<
+      tlist<A...>, std::conditional_t<__is_base_of(type_box<B>, type_set<A...>), tlist<>, tlist<B>>...>::type;
+};
+template <class Set, class... More>
+struct union_all {
+  using type = Set;
+};
+template <class Set, class L, class... More>
+struct union_all<Set, L, More...> : union_all<typename union_of<Set, L>::type, More...> {};
+
+/// Every node type of X's tree once: X first, then its operands' types in
+/// order, each type where it first occurs. A tree with repeated
+/// sub-expressions has far fewer distinct types than nodes (a second
+/// derivative's: 70 types at 4 607 positions), and the class of each type is
+/// made once whatever its repeats, so this is as long as the types, not the
+/// tree.
 template <class X, class Children = typename children_of<X>::type>
-struct flatten;
+struct distinct_types;
 template <class X, class... C>
-struct flatten<X, tlist<C...>> {
-  using type = typename concat_lists<tlist<X>, typename flatten<C>::type...>::type;
+struct distinct_types<X, tlist<C...>> {
+  using type = typename union_all<tlist<X>, typename distinct_types<C>::type...>::type;
 };
 
 /// The type at position I of the pack T..., looked up among the bases of one
-/// class (indexed_pack): std::tuple_element would make a std::tuple of a
-/// pre-order list thousands of types long, and recurse over it once per
-/// lookup. (operand_tuple's std::tuple_element is the same lookup, but its
-/// bases hold values and it declares a constructor of every element: 13 %
-/// more memory for the tables of a second derivative's list.)
+/// class (indexed_pack): std::tuple_element would make a std::tuple of the
+/// list and recurse over it once per lookup. (operand_tuple's
+/// std::tuple_element is the same lookup, but its bases hold values and it
+/// declares a constructor of every element.)
 template <std::size_t I, class T>
 struct pack_entry {
   using type = T;
@@ -167,6 +195,29 @@ struct tlist_at<I, tlist<T...>> {
 };
 template <std::size_t I, class List>
 using tlist_at_t = typename tlist_at<I, List>::type;
+
+/// The position of T in a list of distinct types (pack_index_table over it),
+/// found among the bases of one class like tlist_at.
+template <class T, std::size_t I>
+struct pack_index {};
+template <class Indices, class... T>
+struct pack_index_table;
+template <std::size_t... I, class... T>
+struct pack_index_table<std::index_sequence<I...>, T...> : pack_index<T, I>... {};
+template <class T, std::size_t I>
+constexpr std::size_t index_from(const pack_index<T, I>*) noexcept {
+  return I;
+}
+
+/// The positions of X's operand types in the distinct types whose index
+/// table is Table, in operand order.
+template <class X, class Table, class Children = typename children_of<X>::type>
+struct operand_positions;
+template <class X, class Table, class... C>
+struct operand_positions<X, Table, tlist<C...>> {
+  static constexpr std::size_t count = sizeof...(C);
+  static constexpr std::size_t at[count + 1] = {index_from<C>(static_cast<const Table*>(nullptr))..., 0};
+};
 
 /// Whether a gradient can flow from node X into its operand K (given that
 /// the operand's value is a float): what the walk itself prunes, in types. A
@@ -211,186 +262,115 @@ struct is_one_of<X, tlist<W...>> : std::bool_constant<(std::is_same_v<X, W> || .
 /// tlist): types that occur more than once in Cost, lie on a path to one of
 /// them (but are none of them), and are heavy; each listed once, a type
 /// before every type inside it (larger trees first).
-template <class Cost, class Ws, class All = typename flatten<Cost>::type>
+template <class Cost, class Ws, class Types = typename distinct_types<Cost>::type>
 struct cuts_of;
-/// A built-in array that a constant evaluation can return (cuts_of).
-template <class T, std::size_t N>
-struct fixed_array {
-  T v[N];
-};
+template <class Cost, class... W, class... T>
+struct cuts_of<Cost, tlist<W...>, tlist<T...>> {
+  static constexpr std::size_t d = sizeof...(T);  // distinct types; T...[0] is Cost
+  static constexpr std::size_t edges = (children_of<T>::type::size + ... + 0);
+  using index_table = pack_index_table<std::index_sequence_for<T...>, T...>;
 
-template <class Cost, class... W, class... X>
-struct cuts_of<Cost, tlist<W...>, tlist<X...>> {
-  static constexpr std::size_t n = sizeof...(X);
-
-  // A second derivative's list runs to thousands of positions, and a
-  // constant evaluation is slow and bounded, so the tables below are built
-  // with care (a second derivative's unit spent 8 s and 1.3 GB of g++ in
-  // them before):
-  // - Each is a built-in array with one entry more than the list (unread: no
-  //   list makes an array of length zero), read and written by subscript:
-  //   std::array's operator[] is a call, which clang counts against its
-  //   bound on an evaluation's steps (a million).
-  // - An evaluation reads no constant array in its loops: it copies what it
-  //   reads into variables of its own first. g++ copies a constant's whole
-  //   value at every read of it, so a loop over a constant array is
-  //   quadratic in the list's length.
-  // - Each table is computed in an evaluation of its own, and nothing loops
-  //   over the whole list once per type.
-
-  /// Each position's tree size: its operands' trees follow it in the list.
-  static constexpr fixed_array<std::size_t, n + 1> tree_sizes{{tree_size<X>::value..., 0}};
-
-  /// A number per distinct type of the list: the position of its first
-  /// occurrence. Two positions hold the same type only if their trees are
-  /// the same size, so the addresses are compared only among positions of
-  /// one size (a counting sort by size, keeping the pre-order within a
-  /// size): a few comparisons per position, where searching the whole list
-  /// for each type was one per type and position before it. (Addresses can
-  /// only be compared for equality in a constant expression, not ordered or
-  /// hashed. g++ keeps every step of a constant evaluation until it ends:
-  /// that search took a second derivative's unit 2.8-3.7 s and 0.65-1.2 GB.)
-  static constexpr fixed_array<std::size_t, n + 1> ids = [] {
-    const void* tags[n + 1] = {&type_tag<X>..., nullptr};  // each position's type, as an address
-    auto sizes = tree_sizes;
-    fixed_array<std::size_t, n + 1> id{};
-    std::size_t start[n + 2] = {};  // per size: where its positions go
-    for (std::size_t j = 0; j < n; ++j) ++start[sizes.v[j] + 1];
-    for (std::size_t size = 1; size < n + 2; ++size) start[size] += start[size - 1];
-    std::size_t at[n + 2] = {};
-    for (std::size_t size = 0; size < n + 2; ++size) at[size] = start[size];
-    std::size_t by_size[n + 1] = {};
-    for (std::size_t j = 0; j < n; ++j) by_size[at[sizes.v[j]]++] = j;
-    // Each size's first positions of its distinct types: firsts[from..count).
-    std::size_t firsts[n + 1] = {};
-    std::size_t count = 0;
-    for (std::size_t size = 1; size <= n; ++size) {
-      const std::size_t from = count;
-      for (std::size_t p = start[size]; p < start[size + 1]; ++p) {
-        const std::size_t j = by_size[p];
-        std::size_t f = from;
-        while (f < count && tags[firsts[f]] != tags[j]) ++f;
-        if (f == count) firsts[count++] = j;
-        id.v[j] = firsts[f];
+  /// What the walks need of the cost's tree, computed over its distinct
+  /// types and the operand edges between them (a DAG), never over the tree's
+  /// nodes: a type's occurrences in the tree are the paths to it from the
+  /// root. (The tree of a second derivative has thousands of nodes, and g++
+  /// takes microseconds per step of a constant evaluation: these tables
+  /// took seconds of such a unit when they were computed per node.)
+  struct tables {
+    std::size_t order[d + 1];  ///< the chosen types (their positions in T...), larger trees first
+    std::size_t live[d + 1];   ///< per chosen type: its occurrences an adjoint reaches
+    std::size_t count;         ///< how many were chosen
+  };
+  static constexpr tables chosen = [] {
+    // Each type's tree size, flow bits (which operands an adjoint enters), and
+    // whether it is worth cutting: heavy, on a path to a target, none of the
+    // targets, not a reference.
+    const std::size_t size[d + 1] = {tree_size<T>::value..., 0};
+    const std::uint64_t bits[d + 1] = {flow_bits<T>::value..., 0};
+    const bool worth[d + 1] = {(heavy<T>::value && reaches_any<T, tlist<W...>>::value &&
+                                !is_one_of<T, tlist<W...>>::value && !is_ref_v<T>)...,
+                               false};
+    // The operand edges: type i's operands are to[from[i] .. from[i + 1]).
+    std::size_t from[d + 1] = {};
+    std::size_t to[edges + 1] = {};
+    {
+      std::size_t e = 0, i = 0;
+      const auto add = [&](const std::size_t* at, std::size_t count) {
+        from[i++] = e;
+        for (std::size_t k = 0; k < count; ++k) to[e++] = at[k];
+      };
+      (add(operand_positions<T, index_table>::at, operand_positions<T, index_table>::count), ...);
+      from[d] = e;
+    }
+    // An operand's tree is smaller than its node's, so visiting the types by
+    // decreasing size visits every type after all the types that contain it.
+    std::size_t by_size[d + 1] = {};
+    for (std::size_t i = 0; i < d; ++i) {
+      std::size_t j = i;
+      for (; j > 0 && size[by_size[j - 1]] < size[i]; --j) by_size[j] = by_size[j - 1];
+      by_size[j] = i;
+    }
+    // Each type's first position in the tree's pre-order (the root at 0; an
+    // operand k of a node at p at p + 1 + the sizes of operands 0..k-1):
+    // among types of one size, the chosen ones are listed in this order.
+    std::size_t first[d + 1] = {};
+    for (std::size_t i = 1; i < d; ++i) first[i] = static_cast<std::size_t>(-1);
+    for (std::size_t n = 0; n < d; ++n) {
+      const std::size_t p = by_size[n];
+      std::size_t at = first[p] + 1;
+      for (std::size_t e = from[p]; e < from[p + 1]; ++e) {
+        first[to[e]] = std::min(first[to[e]], at);
+        at += size[to[e]];
       }
     }
-    return id;
-  }();
-
-  /// The positions an adjoint can reach: none below an operand the gradient
-  /// does not flow into (flows<>), nor at a node that is not a float. Only
-  /// these occurrences are cut points' sites (visit_live_nodes walks them).
-  static constexpr fixed_array<bool, n + 1> live = [] {
-    auto sizes = tree_sizes;
-    std::uint64_t bits[n + 1] = {flow_bits<X>::value..., 0};
-    bool is_float[n + 1] = {std::is_floating_point_v<value_type_t<X>>..., false};
-    fixed_array<bool, n + 1> reached{};
-    reached.v[0] = is_float[0];
-    for (std::size_t q = 0; q < n; ++q) {
-      std::size_t c = q + 1;  // the operands of q, one after the other's tree
-      for (std::size_t k = 0; c < q + sizes.v[q] && c < n; ++k) {
-        reached.v[c] = reached.v[q] && ((bits[q] >> k) & 1) != 0;
-        c += sizes.v[c];
+    std::size_t order[d + 1] = {};  // by decreasing size, then by first position
+    for (std::size_t i = 0; i < d; ++i) {
+      std::size_t j = i;
+      for (; j > 0 && (size[order[j - 1]] < size[i] || (size[order[j - 1]] == size[i] && first[order[j - 1]] > first[i]));
+           --j)
+        order[j] = order[j - 1];
+      order[j] = i;
+    }
+    // Per type: `live`, its occurrences an adjoint can reach (the paths from
+    // the root, if it is a float, whose every edge the gradient flows
+    // through); `kept`, those of them not inside a repeat of a cut point
+    // chosen before it. A candidate is a cut point when it occurs more than
+    // once in the tree in which every cut point chosen before it is kept
+    // once: the walk below a cut point goes on below one occurrence (per
+    // value), and a type that repeats only because a cut point containing it
+    // repeats is met once there, walked through in place. (Without this,
+    // every node of a chain of nested repeated sub-expressions, as a layer's
+    // output inside the next layer's, would be a cut point, and the adjoints'
+    // types would compound from one to the next.) So a chosen type passes
+    // one occurrence on to its operands, any other type all of its kept ones.
+    std::size_t live[d + 1] = {}, kept[d + 1] = {};
+    live[0] = kept[0] = std::is_floating_point_v<value_type_t<Cost>> ? 1 : 0;
+    tables out{};
+    for (std::size_t n = 0; n < d; ++n) {
+      const std::size_t p = order[n];
+      const bool cut = worth[p] && kept[p] > 1;
+      if (cut) {
+        out.order[out.count] = p;
+        out.live[out.count] = live[p];
+        ++out.count;
       }
-    }
-    return reached;
-  }();
-
-  /// Per type (at its first position): its occurrences an adjoint can reach.
-  static constexpr fixed_array<std::size_t, n + 1> live_occurrences = [] {
-    auto id = ids;
-    auto reached = live;
-    fixed_array<std::size_t, n + 1> count{};
-    for (std::size_t j = 0; j < n; ++j) count.v[id.v[j]] += reached.v[j];
-    return count;
-  }();
-
-  /// Selected positions of the pre-order list, larger trees first; the count
-  /// last (at n).
-  static constexpr fixed_array<std::size_t, n + 1> order = [] {
-    bool worth[n + 1] = {(heavy<X>::value && reaches_any<X, tlist<W...>>::value &&
-                          !is_one_of<X, tlist<W...>>::value && !is_ref_v<X>)...,
-                         false};
-    auto sizes = tree_sizes;
-    auto id_of = ids;
-    auto reached = live;
-    // Per type (at its first position): its live occurrences not inside a
-    // later occurrence of a chosen cut point (below); per position: the next
-    // occurrence of its type (n: none).
-    std::size_t remaining[n + 1] = {};
-    std::size_t next[n + 1] = {};
-    std::size_t last[n + 1] = {};
-    for (std::size_t j = 0; j < n; ++j) {
-      const std::size_t id = id_of.v[j];
-      next[j] = n;
-      remaining[id] += reached.v[j];
-      if (id != j) next[last[id]] = j;
-      last[id] = j;
-    }
-    // The candidates: heavy types on a path to a target that occur more
-    // than once; larger trees first (a type comes before those inside it),
-    // in the order of their first positions among equal sizes (a counting
-    // sort by size).
-    bool candidate[n + 1] = {};
-    for (std::size_t i = 0; i < n; ++i) candidate[i] = id_of.v[i] == i && worth[i] && remaining[i] > 1;
-    std::size_t candidates[n + 1] = {};
-    std::size_t start[n + 2] = {};  // per size: where its candidates go
-    std::size_t m = 0;
-    for (std::size_t i = 0; i < n; ++i)
-      if (candidate[i]) ++start[sizes.v[i]], ++m;
-    for (std::size_t size = n + 1, at = 0; size-- > 0;) {
-      const std::size_t here = start[size];
-      start[size] = at;
-      at += here;
-    }
-    for (std::size_t i = 0; i < n; ++i)
-      if (candidate[i]) candidates[start[sizes.v[i]]++] = i;
-    // A candidate is a cut point when it occurs more than once in the tree
-    // in which every cut point chosen before it is kept once: the walk below
-    // a cut point goes on below one occurrence (per value), and a type that
-    // repeats only because a cut point containing it repeats is met once
-    // there, walked through in place. (Without this, every node of a chain
-    // of nested repeated sub-expressions, as a layer's output inside the
-    // next layer's, would be a cut point, and the adjoints' types would
-    // compound from one to the next.)
-    bool inside_repeat[n + 1] = {};  // below a later occurrence of a chosen cut point
-    fixed_array<std::size_t, n + 1> out{};
-    std::size_t k = 0;
-    for (std::size_t c = 0; c < m; ++c) {
-      const std::size_t id = candidates[c];
-      if (remaining[id] < 2) continue;
-      out.v[k++] = id;
-      bool first = true;
-      for (std::size_t j = id; j < n; j = next[j]) {
-        if (!reached.v[j] || inside_repeat[j]) continue;
-        if (first) {
-          first = false;
-          continue;
+      const std::size_t passed = cut ? 1 : kept[p];
+      for (std::size_t e = from[p], k = 0; e < from[p + 1]; ++e, ++k)
+        if (((bits[p] >> k) & 1) != 0) {
+          live[to[e]] += live[p];
+          kept[to[e]] += passed;
         }
-        // Marks the tree below j. A marked position's whole tree is marked
-        // already (marks cover whole operand trees): skipped at once.
-        for (std::size_t q = j + 1; q < j + sizes.v[j] && q < n;) {
-          if (inside_repeat[q]) {
-            q += sizes.v[q];
-            continue;
-          }
-          inside_repeat[q] = true;
-          if (reached.v[q]) --remaining[id_of.v[q]];
-          ++q;
-        }
-      }
     }
-    out.v[n] = k;
     return out;
   }();
-  static constexpr std::size_t count = order.v[n];
+  static constexpr std::size_t count = chosen.count;
 
   template <std::size_t... K>
-  static auto list(std::index_sequence<K...>) -> tlist<tlist_at_t<order.v[K], tlist<X...>>...>;
+  static auto list(std::index_sequence<K...>) -> tlist<tlist_at_t<chosen.order[K], tlist<T...>>...>;
   using type = decltype(list(std::make_index_sequence<count>{}));
   /// The number of occurrences of the K-th cut point (of `type`) an adjoint can reach.
   template <std::size_t K>
-  static constexpr std::size_t live_count = live_occurrences.v[order.v[K]];
+  static constexpr std::size_t live_count = chosen.live[K];
 };
 
 /// Calls f(node, open) for every node of e's tree an adjoint can reach, in
