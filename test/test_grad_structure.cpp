@@ -51,8 +51,7 @@ struct reference_cuts<Cost, tlist<W...>, tlist<X...>> {
     const void* type[n] = {&fusor::detail::type_tag<X>...};  // equal addresses: equal types
     const std::size_t size[n] = {ad::tree_size<X>::value...};
     const std::uint64_t flows[n] = {ad::flow_bits<X>::value...};
-    const bool worth[n] = {(ad::heavy<X>::value && ad::reaches_any<X, tlist<W...>>::value &&
-                            !ad::is_one_of<X, tlist<W...>>::value && !fusor::is_ref_v<X>)...};
+    const bool worth[n] = {ad::cut_candidate_v<X, tlist<W...>>...};
     // Reachable: every operand edge from the root flows, and the root is a float.
     bool reached[n] = {};
     reached[0] = std::is_floating_point_v<fusor::value_type_t<Cost>>;

@@ -196,21 +196,16 @@ struct tlist_at<I, tlist<T...>> {
 template <std::size_t I, class List>
 using tlist_at_t = typename tlist_at<I, List>::type;
 
-/// The position of T in a list of distinct types (pack_index_table over it),
-/// found among the bases of one class like tlist_at.
+/// The position of T in a list of distinct types, from the same bases as
+/// tlist_at (`table` points at the list's indexed_pack): the one base naming
+/// T gives its index.
 template <class T, std::size_t I>
-struct pack_index {};
-template <class Indices, class... T>
-struct pack_index_table;
-template <std::size_t... I, class... T>
-struct pack_index_table<std::index_sequence<I...>, T...> : pack_index<T, I>... {};
-template <class T, std::size_t I>
-constexpr std::size_t index_from(const pack_index<T, I>*) noexcept {
+constexpr std::size_t index_from(const pack_entry<I, T>*) noexcept {
   return I;
 }
 
-/// The positions of X's operand types in the distinct types whose index
-/// table is Table, in operand order.
+/// The positions of X's operand types in the distinct types whose
+/// indexed_pack is Table, in operand order.
 template <class X, class Table, class Children = typename children_of<X>::type>
 struct operand_positions;
 template <class X, class Table, class... C>
@@ -258,6 +253,13 @@ struct is_one_of;
 template <class X, class... W>
 struct is_one_of<X, tlist<W...>> : std::bool_constant<(std::is_same_v<X, W> || ...)> {};
 
+/// Whether type X is worth cutting in the walks towards the targets' types
+/// Ws (a tlist): heavy, on a path to a target, none of the targets, not a
+/// reference. (A cut point is such a type that also repeats: cuts_of.)
+template <class X, class Ws>
+inline constexpr bool cut_candidate_v =
+    heavy<X>::value && reaches_any<X, Ws>::value && !is_one_of<X, Ws>::value && !is_ref_v<X>;
+
 /// The cut points of the walks from Cost towards the targets' types Ws (a
 /// tlist): types that occur more than once in Cost, lie on a path to one of
 /// them (but are none of them), and are heavy; each listed once, a type
@@ -268,7 +270,7 @@ template <class Cost, class... W, class... T>
 struct cuts_of<Cost, tlist<W...>, tlist<T...>> {
   static constexpr std::size_t d = sizeof...(T);  // distinct types; T...[0] is Cost
   static constexpr std::size_t edges = (children_of<T>::type::size + ... + 0);
-  using index_table = pack_index_table<std::index_sequence_for<T...>, T...>;
+  using index_table = indexed_pack<std::index_sequence_for<T...>, T...>;
 
   /// What the walks need of the cost's tree, computed over its distinct
   /// types and the operand edges between them (a DAG), never over the tree's
@@ -283,13 +285,11 @@ struct cuts_of<Cost, tlist<W...>, tlist<T...>> {
   };
   static constexpr tables chosen = [] {
     // Each type's tree size, flow bits (which operands an adjoint enters), and
-    // whether it is worth cutting: heavy, on a path to a target, none of the
-    // targets, not a reference.
+    // whether it is worth cutting. (One entry more than there are types or
+    // edges, unread: a cost without operands makes no array of length zero.)
     const std::size_t size[d + 1] = {tree_size<T>::value..., 0};
     const std::uint64_t bits[d + 1] = {flow_bits<T>::value..., 0};
-    const bool worth[d + 1] = {(heavy<T>::value && reaches_any<T, tlist<W...>>::value &&
-                                !is_one_of<T, tlist<W...>>::value && !is_ref_v<T>)...,
-                               false};
+    const bool worth[d + 1] = {cut_candidate_v<T, tlist<W...>>..., false};
     // The operand edges: type i's operands are to[from[i] .. from[i + 1]).
     std::size_t from[d + 1] = {};
     std::size_t to[edges + 1] = {};
@@ -302,14 +302,18 @@ struct cuts_of<Cost, tlist<W...>, tlist<T...>> {
       (add(operand_positions<T, index_table>::at, operand_positions<T, index_table>::count), ...);
       from[d] = e;
     }
+    // The types sorted by `before` (an insertion sort: a few dozen types).
+    const auto sorted = [](auto before, std::size_t* out) {
+      for (std::size_t i = 0; i < d; ++i) {
+        std::size_t j = i;
+        for (; j > 0 && before(i, out[j - 1]); --j) out[j] = out[j - 1];
+        out[j] = i;
+      }
+    };
     // An operand's tree is smaller than its node's, so visiting the types by
     // decreasing size visits every type after all the types that contain it.
     std::size_t by_size[d + 1] = {};
-    for (std::size_t i = 0; i < d; ++i) {
-      std::size_t j = i;
-      for (; j > 0 && size[by_size[j - 1]] < size[i]; --j) by_size[j] = by_size[j - 1];
-      by_size[j] = i;
-    }
+    sorted([&](std::size_t a, std::size_t b) { return size[a] > size[b]; }, by_size);
     // Each type's first position in the tree's pre-order (the root at 0; an
     // operand k of a node at p at p + 1 + the sizes of operands 0..k-1):
     // among types of one size, the chosen ones are listed in this order.
@@ -324,13 +328,8 @@ struct cuts_of<Cost, tlist<W...>, tlist<T...>> {
       }
     }
     std::size_t order[d + 1] = {};  // by decreasing size, then by first position
-    for (std::size_t i = 0; i < d; ++i) {
-      std::size_t j = i;
-      for (; j > 0 && (size[order[j - 1]] < size[i] || (size[order[j - 1]] == size[i] && first[order[j - 1]] > first[i]));
-           --j)
-        order[j] = order[j - 1];
-      order[j] = i;
-    }
+    sorted([&](std::size_t a, std::size_t b) { return size[a] > size[b] || (size[a] == size[b] && first[a] < first[b]); },
+           order);
     // Per type: `live`, its occurrences an adjoint can reach (the paths from
     // the root, if it is a float, whose every edge the gradient flows
     // through); `kept`, those of them not inside a repeat of a cut point
