@@ -9,6 +9,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "fusor/backend/cpu/unoptimised_blends.hpp"  // before xsimd, which names them
+
 #include <xsimd/xsimd.hpp>
 #if defined(__SSE2__)
 #include <immintrin.h>
