@@ -18,7 +18,9 @@
 // Where GCC defines either macro, it is replaced here by the function GCC
 // defines when optimising: the same builtin, the same signature. Included
 // before xsimd (backend/cpu/simd.hpp), because xsimd's templates name the
-// intrinsic where they are parsed. A GCC whose headers define functions
+// intrinsic where they are parsed: a program that includes xsimd before fusor
+// (itself, or through xtensor with XTENSOR_USE_XSIMD) keeps the macros, and
+// can include this header first. A GCC whose headers define functions
 // there instead defines no macro, and this header then changes nothing; so
 // does clang (its intrinsics are functions at every level).
 #pragma once
