@@ -1,11 +1,13 @@
 // Compiled (syntax only: it need not run here) by the test
 // `unoptimised_avx512` (test/meson.build) with g++ at -O0 for a CPU with
-// AVX-512BW, whatever the machine: a debug build on such a CPU. Every lane
-// type's `where` instantiates xsimd's select, whose integer form names GCC's
-// masked byte and word blends; without optimisation those are macros that do
-// not accept xsimd's batches (backend/cpu/unoptimised_blends.hpp replaces
-// them). Without that header this unit fails with "invalid cast from type
-// 'const xsimd::batch<...>' to type '__v64qi'".
+// AVX-512BW, whatever the machine: a debug build on such a CPU. xsimd's
+// logarithm of doubles selects among int64 batches, and its integer select
+// names GCC's masked byte and word blends for every width (a switch over the
+// element size, every case compiled); without optimisation those are macros
+// that do not accept xsimd's batches (backend/cpu/unoptimised_blends.hpp
+// replaces them). Without that header this unit fails with "invalid cast from
+// type 'const xsimd::batch<long int, xsimd::avx512bw>' to type '__v64qi'".
+// The selections of every lane type are here too.
 #include <fusor/fusor.hpp>
 
 #include <cstdint>
