@@ -19,9 +19,11 @@ Cases (names for --cases):
   mlp_example  examples/mlp.cpp, the whole unit
 
 Modes: O2 (-O2 -march=native) and O0g (-O0 -g, as a debug build or a test
-build is compiled), the defaults; O2g (-O2 -march=native -g, a release build
-with debug information) and O0 (-O0 alone) on request, to compare the size of
-an object with and without debug information. Every program is compiled with -std=c++20 and fusor's
+build is compiled), the defaults; on request O2g (-O2 -march=native -g, a
+release build with debug information) and O0 (-O0 alone), to compare the size
+of an object with and without debug information, and O0gn (-O0 -g
+-march=native, a debug build for the machine's own vectors: O0g compiles
+for baseline x86-64, SSE2, and never reaches the AVX2 or AVX-512 code). Every program is compiled with -std=c++20 and fusor's
 include directory (--include chooses another, e.g. an older checkout's, for a
 before/after table); --define adds -D flags (e.g. the compiled-runtime mode).
 
@@ -59,6 +61,10 @@ MODES = {
     "O2g": ["-O2", "-march=native", "-g"],
     "O0": ["-O0"],
     "O0g": ["-O0", "-g"],
+    # A debug build for the machine's own instruction set (meson's debug
+    # buildtype with fusor's `native` option): unoptimised code over the
+    # widest vectors, where O0g compiles the baseline SSE2 ones.
+    "O0gn": ["-O0", "-g", "-march=native"],
 }
 
 
