@@ -23,9 +23,10 @@ build is compiled), the defaults; on request O2g (-O2 -march=native -g, a
 release build with debug information) and O0 (-O0 alone), to compare the size
 of an object with and without debug information, and O0gn (-O0 -g
 -march=native, a debug build for the machine's own vectors: O0g compiles
-for baseline x86-64, SSE2, and never reaches the AVX2 or AVX-512 code). Every program is compiled with -std=c++20 and fusor's
-include directory (--include chooses another, e.g. an older checkout's, for a
-before/after table); --define adds -D flags (e.g. the compiled-runtime mode).
+for baseline x86-64, SSE2, and never reaches the AVX2 or AVX-512 code).
+Every program is compiled with -std=c++20 and fusor's include directory
+(--include chooses another, e.g. an older checkout's, for a before/after
+table); --define adds -D flags (e.g. the compiled-runtime mode).
 
 Each compile runs in a process of its own, so that its peak resident memory
 (ru_maxrss) is its own, under an address-space cap (--limit-gb, default 12):

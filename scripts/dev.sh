@@ -165,8 +165,9 @@ case "${1:-}" in
     ;;
   test)
     # -O0: expression templates compile about twice as fast as at -O2 and
-    # 6-16 % faster than at -Og, 11 % over six groups (most of a unit's time is generating code
-    # for many small functions, which -Og optimises and -O0 does not), and
+    # 6-16 % faster than at -Og, 11 % over six groups (most of a unit's time
+    # is generating code for many small functions, which -Og optimises and
+    # -O0 does not), and
     # every code path, the xsimd loops at the machine's widest vectors
     # included, still runs. (g++ 12's unoptimised AVX-512BW blends are
     # macros xsimd's batches do not fit; backend/cpu/unoptimised_blends.hpp

@@ -607,8 +607,7 @@ class Program:
                     # zeros' and infinities' meeting: NumPy's product, one factor after the
                     # other, came to 0 where a vector loop's lanes, multiplied together, made
                     # inf * 0 = NaN (seed 420033; the exact product was 5e-19). Undecided there.
-                    finite = np.isfinite(x) & (x != 0)
-                    logs = np.log(np.where(finite, np.abs(x.astype(np.float64)), 1.0))
+                    logs = np.log(np.where(np.isfinite(mag) & (mag > 0), mag, 1.0))  # NaN's mag is 0
                     up = np.sum(np.maximum(logs, 0), axis=axes, keepdims=keep)
                     down = np.sum(np.minimum(logs, 0), axis=axes, keepdims=keep)
                     info = np.finfo(dt)
