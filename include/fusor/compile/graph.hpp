@@ -478,28 +478,38 @@ class graph_builder_base {
 
   /// A node being added: its description and its key, begun with the node's
   /// head (its kind and parameters' types: a tag's address), dtype and rank.
-  /// Made and destroyed out of line: a graph_node is large, and each node
-  /// type's add() would otherwise construct and destroy one inline.
   struct pending {
-    FUSOR_RUNTIME pending(const void* head, dtype type, int rank);
-    FUSOR_RUNTIME ~pending();
-    pending(const pending&) = delete;
-    pending& operator=(const pending&) = delete;
     graph_node node;
     std::vector<std::uint64_t> key;
   };
 
-  /// Completes the key with the node's children and adds the node under it;
-  /// returns the new node, or ~node of the identical one already there.
-  FUSOR_RUNTIME int intern(pending& p);
+  /// Begins a node: the nodes being added (each below its parent, while its
+  /// operands are added) are the builder's, kept for reuse, not each node
+  /// type's add()'s: a graph_node is large, and a local one would give every
+  /// add() its construction, its destruction and a cleanup for when
+  /// something throws (what an unoptimised build compiles per node type).
+  /// A node abandoned by an exception stays on the stack unfinished; the
+  /// builder is not used after one.
+  FUSOR_RUNTIME pending& begin(const void* head, dtype type, int rank);
+  /// Completes the key of the node begun last with its children and adds
+  /// the node under it; returns the new node, or ~node of the identical one
+  /// already there.
+  FUSOR_RUNTIME int finish();
   /// A read of a replaced leaf becomes a `given` node over the replacement
   /// (outside replacements only); its key differs from the plain leaf's.
   FUSOR_RUNTIME bool describe_given(std::uint64_t id, graph_node& n, std::vector<std::uint64_t>& key);
   /// The rest of an elementwise operation's node once its operands are added:
   /// whether it is elementwise, its arithmetic, whether it is a sum of known
   /// zeros (a gradient's closed gates), its text.
-  FUSOR_RUNTIME void describe_map(graph_node& n, std::string_view symbol, bool infix, unsigned parenthesized,
+  FUSOR_RUNTIME void describe_map(graph_node& n, const char* symbol, bool infix, unsigned parenthesized,
                                   arith arithmetic);
+  /// Stores a node's sub-expressions' nodes: the first `operands` of `ids`
+  /// as its children, the rest (up to `count`) as the nodes whose shapes it
+  /// reads; `kept` marks the operands whose targets are kept in memory
+  /// (its bits below `operands` only).
+  FUSOR_RUNTIME void set_held(graph_node& n, const int* ids, std::size_t operands, std::size_t count, unsigned kept);
+  /// Gives node `node` backend b's kernel for role r, unless it has one.
+  FUSOR_RUNTIME void set_kernel(int node, backend_id b, kernel_role r, const void* kernel);
   /// Appends to the graph's tables; each returns the new entry's index.
   FUSOR_RUNTIME int push_input(graph_input&& gi);
   FUSOR_RUNTIME int push_shared(const graph_shared& gs);
@@ -507,6 +517,8 @@ class graph_builder_base {
 
   graph& g_;
   std::map<std::vector<std::uint64_t>, int> index_;
+  std::vector<std::unique_ptr<pending>> begun_;  ///< begin()'s nodes, reused
+  std::size_t depth_ = 0;                         ///< how many of them are being added
   bool replacing_ = false;  ///< adding a given's replacement: givens do not apply
 };
 }  // namespace detail
@@ -622,9 +634,9 @@ class graph_builder : detail::graph_builder_base {
     } else {
       // The head is the node's kind and parameters' types without its
       // operands' (node_head): a tag's address, no function per node type.
-      pending p(&detail::type_tag<typename detail::node_head<X>::type>, dtype_of<value_type_t<X>>, X::rank);
+      pending& p = begin(&detail::type_tag<typename detail::node_head<X>::type>, dtype_of<value_type_t<X>>, X::rank);
       describe(e, p.node, p.key);  // adds the operands, then writes the node's text from theirs (expr/text.hpp)
-      const int id = intern(p);
+      const int id = finish();
       if (id < 0) return ~id;
       if constexpr (detail::has<detail::member::operation, X>) {
         mark<kernel_role::reduce, X>(id);
@@ -649,17 +661,15 @@ class graph_builder : detail::graph_builder_base {
   }
   /// Gives `node` each backend's kernel of node type X for role Role (only
   /// the backends named in `Only`, when some are: the others need none).
+  /// The slots are filled by set_kernel, compiled once: here only the
+  /// kernels' addresses are per node type.
   template <kernel_role Role, class X, backend_id... Only>
   FUSOR_FOLDED void mark(int node) {
-    auto& kernels = g_.nodes[static_cast<std::size_t>(node)].kernels;
-    (
-        [&]() FUSOR_FOLDED_LAMBDA {
-          if constexpr (named_in<Only...>(Backends::id)) {
-            auto& slot = kernels[static_cast<std::size_t>(Backends::id)][static_cast<std::size_t>(Role)];
-            if (!slot) slot = Backends::template kernel<Role, X>();
-          }
-        }(),
-        ...);
+    (mark_for<Role, X, Backends, Only...>(node), ...);
+  }
+  template <kernel_role Role, class X, class B, backend_id... Only>
+  FUSOR_FOLDED void mark_for(int node) {
+    if constexpr (named_in<Only...>(B::id)) set_kernel(node, B::id, Role, B::template kernel<Role, X>());
   }
 
   /// The text of operand c of node n (already in the graph).
@@ -672,27 +682,30 @@ class graph_builder : detail::graph_builder_base {
   /// shapes it reads (shape_of).
   template <class X>
   FUSOR_FOLDED void add_held(const X& e, graph_node& n) {
-    constexpr std::size_t operands = X::operand_types::size;
-    static_assert(operands <= max_arity, "fusor: a node has more operands than max_arity");
-    n.arity = static_cast<int>(operands);
-    const auto& held = e.held();
-    // One lambda per sub-expression, not a member template: a lambda's name is
-    // short, a member template's instance is named by the sub-expression's type.
-    [&]<std::size_t... K>(std::index_sequence<K...>) FUSOR_FOLDED_LAMBDA {
-      (
-          [&]() FUSOR_FOLDED_LAMBDA {
-            int id;
-            if constexpr (((X::from_memory >> K) & 1u) != 0) id = operand_in_memory(detail::get<K>(held));
-            else id = add(detail::get<K>(held));
-            if constexpr (K < operands && detail::reads_kept_v<std::remove_cvref_t<decltype(detail::get<K>(held))>>)
-              n.kept_operands |= 1u << K;
-            if constexpr (K < operands) n.child[K] = id;
-            else n.shape_of[K - operands] = id;
-          }(),
-          ...);
-    }(detail::indices_of<decltype(held)>);
+    static_assert(X::operand_types::size <= max_arity, "fusor: a node has more operands than max_arity");
+    add_parts<X::from_memory>(e.held(), n, X::operand_types::size, detail::indices_of<decltype(e.held())>);
   }
-
+  /// The sub-expressions' nodes are gathered into one array and stored by
+  /// set_held, compiled once: a brace list is evaluated in order, as the
+  /// sub-expressions must be added, and it needs no closure per
+  /// sub-expression (what an unoptimised build would otherwise copy around
+  /// in every node type's add()).
+  template <unsigned FromMemory, class Held, std::size_t... K>
+  FUSOR_FOLDED void add_parts(const Held& held, graph_node& n, std::size_t operands, std::index_sequence<K...>) {
+    const int ids[] = {add_operand<((FromMemory >> K) & 1u) != 0>(detail::get<K>(held))..., 0};
+    constexpr unsigned kept = ((detail::reads_kept_v<std::remove_cvref_t<decltype(detail::get<K>(held))>>
+                                    ? 1u << K
+                                    : 0u) |
+                               ... | 0u);
+    set_held(n, ids, operands, sizeof...(K), kept);
+  }
+  /// A sub-expression: read from memory (materialised when compound) or
+  /// fused into its node's loop, as the node's from_memory says.
+  template <bool InMemory, class C>
+  FUSOR_FOLDED int add_operand(const C& c) {
+    if constexpr (InMemory) return operand_in_memory(c);
+    else return add(c);
+  }
 
   template <class T, int N>
   FUSOR_FOLDED void describe(const input<T, N>& e, graph_node& n, std::vector<std::uint64_t>& key) {

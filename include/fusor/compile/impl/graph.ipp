@@ -24,16 +24,20 @@ namespace detail {
 
 FUSOR_RUNTIME graph_builder_base::~graph_builder_base() = default;
 
-FUSOR_RUNTIME graph_builder_base::pending::pending(const void* head, dtype type, int rank)
-    : key{static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(head)), static_cast<std::uint64_t>(type),
-          static_cast<std::uint64_t>(static_cast<std::int64_t>(rank))} {
-  node.type = type;
-  node.static_rank = rank;
+FUSOR_RUNTIME graph_builder_base::pending& graph_builder_base::begin(const void* head, dtype type, int rank) {
+  if (depth_ == begun_.size()) begun_.push_back(std::make_unique<pending>());
+  pending& p = *begun_[depth_];
+  p.node = graph_node{};
+  p.node.type = type;
+  p.node.static_rank = rank;
+  p.key.assign({static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(head)), static_cast<std::uint64_t>(type),
+                static_cast<std::uint64_t>(static_cast<std::int64_t>(rank))});
+  ++depth_;
+  return p;
 }
 
-FUSOR_RUNTIME graph_builder_base::pending::~pending() = default;
-
-FUSOR_RUNTIME int graph_builder_base::intern(pending& p) {
+FUSOR_RUNTIME int graph_builder_base::finish() {
+  pending& p = *begun_[--depth_];
   for (int c = 0; c < p.node.arity; ++c)
     p.key.push_back(static_cast<std::uint64_t>(p.node.child[static_cast<std::size_t>(c)]));
   if (auto found = index_.find(p.key); found != index_.end()) return ~found->second;
@@ -60,7 +64,7 @@ FUSOR_RUNTIME bool graph_builder_base::describe_given(std::uint64_t id, graph_no
   return false;
 }
 
-FUSOR_RUNTIME void graph_builder_base::describe_map(graph_node& n, std::string_view symbol, bool infix,
+FUSOR_RUNTIME void graph_builder_base::describe_map(graph_node& n, const char* symbol, bool infix,
                                                    unsigned parenthesized, arith arithmetic) {
   n.elementwise = true;
   n.arithmetic = arithmetic;
@@ -75,6 +79,21 @@ FUSOR_RUNTIME void graph_builder_base::describe_map(graph_node& n, std::string_v
   if (arithmetic == arith::plus) n.zero = zero_terms == 3u;
   n.text = map_text(symbol, infix, std::span<const std::string_view>(texts.data(), static_cast<std::size_t>(n.arity)),
                     parenthesized, zero_terms);
+}
+
+FUSOR_RUNTIME void graph_builder_base::set_held(graph_node& n, const int* ids, std::size_t operands, std::size_t count,
+                                               unsigned kept) {
+  n.arity = static_cast<int>(operands);
+  for (std::size_t k = 0; k < count; ++k) {
+    if (k < operands) n.child[k] = ids[k];
+    else n.shape_of[k - operands] = ids[k];
+  }
+  n.kept_operands |= kept & ((1u << operands) - 1u);
+}
+
+FUSOR_RUNTIME void graph_builder_base::set_kernel(int node, backend_id b, kernel_role r, const void* kernel) {
+  auto& slot = g_.nodes[static_cast<std::size_t>(node)].kernels[static_cast<std::size_t>(b)][static_cast<std::size_t>(r)];
+  if (!slot) slot = kernel;
 }
 
 FUSOR_RUNTIME int graph_builder_base::push_input(graph_input&& gi) {
