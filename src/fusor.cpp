@@ -27,6 +27,7 @@
 #include "fusor/impl/eval.ipp"
 #include "fusor/backend/cpu/impl/loop.ipp"
 #include "fusor/backend/cpu/impl/reduce.ipp"
+#include "fusor/backend/cpu/impl/kernels.ipp"
 #include "fusor/backend/cpu/impl/backend.ipp"
 #include "fusor/backend/gpu/impl/registry.ipp"
 #include "fusor/backend/gpu/impl/backend.ipp"

@@ -118,6 +118,16 @@ class kernel_step final : public prepared_step {
   void* state_address() noexcept { return reinterpret_cast<std::byte*>(this) + state_offset(); }
 };
 
+/// The set-up of a fused group's step that does not depend on its evaluator
+/// (compiled once: impl/kernels.ipp): its destination, the region of it an
+/// update of a view writes, whether the output is streamed, and the loop
+/// over the leaves of `st`'s first table.
+FUSOR_RUNTIME void prepare_group(kernel_step& st, elementwise_layout& loop, const vector_traits& traits,
+                                 const plan& p, const step_info& s);
+/// The same for a reduction's step: its destination, scratch, text, operand
+/// shape (`in`) and kept shape (`keep`).
+FUSOR_RUNTIME void describe_reduction(kernel_step& st, const graph_node& n, const plan& p, const step_info& s);
+
 // ---------------------------------------------------------------- evaluators
 
 /// The evaluator type of a node type: fused nodes (map, cast, constants)
@@ -242,21 +252,8 @@ struct group_kernel {
     auto st = kernel_step::make<state>(&run);
     state& k = st->template state<state>();
     evaluator_builder{g, p}.fill(k.ev, s.node);
-    const leaf_table& leaves = st->add_leaves(k.ev);
-    st->dest = s.dest;
-    // An update of a view writes its region of dest, through its strides.
-    const bool region = s.region.slot >= 0;
-    const dims& shape = region ? s.region.shape : p.shapes[static_cast<std::size_t>(s.node)];
-    // An output or an update that this step does not read is streamed when it
-    // is larger than the cache (a materialised temporary is read back: not).
-    const bool disjoint = !s.in_place && std::find(s.reads.begin(), s.reads.end(), s.dest) == s.reads.end();
-    const bool streamable = (s.kind == step_kind::output || s.kind == step_kind::update) && disjoint;
-    if (region) {
-      st->dest_offset = s.region.offset;
-      k.loop.prepare(shape, leaves, streamable, &s.region.strides, disjoint);
-    } else {
-      k.loop.prepare(shape, leaves, streamable, nullptr, disjoint);
-    }
+    st->add_leaves(k.ev);
+    prepare_group(*st, k.loop, vector_traits_of<E, Ev>(), p, s);
     return st;
   }
   static constexpr kernel_entry entry{&prepare};
@@ -339,12 +336,7 @@ struct reduce_kernel {
     const graph_node& n = g[s.node];
     evaluator_builder{g, p}.fill(k.ev, s.source >= 0 ? s.source : n.child[0]);
     const leaf_table& leaves = st->add_leaves(k.ev);
-    st->dest = s.dest;
-    st->scratch = s.scratch;
-    st->what = n.text;
-    const fusor::detail::reduce_geometry r = fusor::detail::reduction_of(n, p.shapes);
-    st->in = r.in;
-    st->keep = fusor::detail::kept_shape(st->in, r.mask);
+    describe_reduction(*st, n, p, s);
     if constexpr (is_arg) {
       st->axis = n.naxes == 0 ? -1 : fusor::detail::normalise_axis(n.axes[0], st->in.rank(), n.text);
     } else if constexpr (is_nanmean) {
@@ -503,3 +495,7 @@ struct convert_kernel {
 };
 
 }  // namespace fusor::cpu
+
+#ifndef FUSOR_SEPARATE_COMPILATION
+#include "fusor/backend/cpu/impl/kernels.ipp"
+#endif
