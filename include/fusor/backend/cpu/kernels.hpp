@@ -216,9 +216,17 @@ struct evaluator_builder {
   }
   template <class F, class R, class Casts, class... C>
   void fill(map_eval<F, R, Casts, C...>& ev, int node) const {
-    [&]<std::size_t... K>(std::index_sequence<K...>) FUSOR_FOLDED_LAMBDA {
-      (fill(ev.template child<K>(), child(node, static_cast<int>(K))), ...);
-    }(std::index_sequence_for<C...>{});
+    // One and two children spelled out, as in the evaluators' walks (evaluator.hpp).
+    if constexpr (sizeof...(C) == 1) {
+      fill(ev.template child<0>(), child(node, 0));
+    } else if constexpr (sizeof...(C) == 2) {
+      fill(ev.template child<0>(), child(node, 0));
+      fill(ev.template child<1>(), child(node, 1));
+    } else {
+      [&]<std::size_t... K>(std::index_sequence<K...>) FUSOR_FOLDED_LAMBDA {
+        (fill(ev.template child<K>(), child(node, static_cast<int>(K))), ...);
+      }(std::index_sequence_for<C...>{});
+    }
   }
   template <class T, class C>
   void fill(cast_eval<T, C>& ev, int node) const {
