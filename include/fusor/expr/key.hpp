@@ -42,17 +42,6 @@ template <int N>
 void graph_key(const iota_node<N>& e, key_t& key) {
   e.append_params(key);
 }
-template <class X>
-  requires(X::holds)
-void graph_key(const X& e, key_t& key);
-/// What a node holds, in order: a function over the indices, not a lambda.
-/// A lambda's closure is an object of its own in every node type's walk,
-/// which an unoptimised build makes and AddressSanitizer instruments (this
-/// walk was twice its size there).
-template <class Held, std::size_t... K>
-FUSOR_FOLDED void graph_key_held(const Held& held, key_t& key, std::index_sequence<K...>) {
-  (graph_key(detail::get<K>(held), key), ...);
-}
 /// A node: its parameters, then what it holds (expr/node.hpp); nothing below
 /// a closed gate.
 template <class X>
@@ -62,7 +51,10 @@ void graph_key(const X& e, key_t& key) {
   if constexpr (is_gate_v<X>) {
     if (e.on()) graph_key(e.arg(), key);
   } else {
-    graph_key_held(e.held(), key, detail::indices_of<decltype(e.held())>);
+    const auto& held = e.held();
+    [&]<std::size_t... K>(std::index_sequence<K...>) FUSOR_FOLDED_LAMBDA {
+      (graph_key(detail::get<K>(held), key), ...);
+    }(detail::indices_of<decltype(held)>);
   }
 }
 

@@ -279,13 +279,10 @@ struct map_eval<F, R, type_list<Casts...>, Children...> {
       [&]<std::size_t... K>(std::index_sequence<K...>) FUSOR_FOLDED_LAMBDA { (child<K>().for_each_leaf(g), ...); }(all);
     }
   }
-  // set_outer, called for every row, goes through a member over the indices
-  // instead (spelled out, g++ inlined a gradient's rows' set_outer less often
-  // at -O2; a lambda's closure is what the sanitizers instrument).
-  void set_outer(const index_t* idx, std::size_t n) noexcept { set_outer_each(idx, n, all); }
-  template <std::size_t... K>
-  FUSOR_FOLDED void set_outer_each(const index_t* idx, std::size_t n, std::index_sequence<K...>) noexcept {
-    (child<K>().set_outer(idx, n), ...);
+  // (set_outer, called for every row, keeps the lambda: spelled out, g++
+  // inlined a gradient's rows' set_outer less often at -O2.)
+  void set_outer(const index_t* idx, std::size_t n) noexcept {
+    [&]<std::size_t... K>(std::index_sequence<K...>) FUSOR_FOLDED_LAMBDA { (child<K>().set_outer(idx, n), ...); }(all);
   }
   // The per-element members (scalar, load, load_mask) spell out one and two
   // operands instead of expanding indices in a lambda: they are the loops'
