@@ -189,12 +189,7 @@ constexpr vector_traits vector_traits_of() {
 /// (run — every call, after the leaves' data pointers are bound).
 template <class E, class Ev>
 struct elementwise_loop : elementwise_layout {
-  /// `t`: the leaves of the evaluator the loop will run (prepare_elementwise).
-  void prepare(const dims& shape, const leaf_table& t, bool streamable = false,
-               const std::array<index_t, max_rank>* out = nullptr, bool disjoint_output = false) {
-    prepare_elementwise(*this, t, vector_traits_of<E, Ev>(), shape, streamable, out, disjoint_output);
-  }
-
+  // Set up by prepare_elementwise (through prepare_group, kernels.hpp).
   void run(E* out, Ev& ev) const {
     if (empty) return;
     if (space.rank == 1) {  // one contiguous run: no odometer (small arrays pay for every instruction)
