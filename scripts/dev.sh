@@ -28,11 +28,12 @@ cd "$root"
 build_packages=(meson ninja-build pkgconf g++ libxtensor-dev libxsimd-dev xtl-dev libzip-dev libopenblas-dev)
 
 # What the tests, the benchmarks and the docs' checks need besides.
-# python3-numpy: the NumPy interoperability and differential tests;
-# matplotlib: the benchmarks' plots; cmake: the install test also builds a
-# CMake project against the installed fusor (test/consumer/); graphviz:
-# dot, which draws plan pictures.
-packages=("${build_packages[@]}" python3 python3-numpy python3-matplotlib doctest-dev
+# python3-numpy: the NumPy interoperability and differential tests; cmake:
+# the install test also builds a CMake project against the installed fusor
+# (test/consumer/); graphviz: dot, which draws plan pictures. (matplotlib,
+# for the benchmarks' plots, only where they run: `bench` below. It brings
+# about twenty packages, which the test command would install for nothing.)
+packages=("${build_packages[@]}" python3 python3-numpy doctest-dev
           libbenchmark-dev libeigen3-dev cmake graphviz)
 
 # The multi-process tests' MPI (fusor/mpi.hpp is optional: a build without
@@ -271,7 +272,7 @@ case "${1:-}" in
     exit $rc
     ;;
   bench)
-    install_deps
+    install_deps python3-matplotlib
     configure build-bench -Dbuildtype=release -Dbenchmarks=enabled -Dtests=false -Dexamples=false
     build build-bench
     bash bench/run.sh build-bench

@@ -43,6 +43,14 @@
 // again and its compile nearly twice as long).
 #define FUSOR_FOLDED [[gnu::always_inline]] inline
 #define FUSOR_FOLDED_LAMBDA __attribute__((always_inline))
+// FUSOR_PLUMBING folds a function that only passes a call or a reference on
+// (the operand tuple's copies, moves and destruction, a node's accessors, a
+// wrapper's members), special members declared `= default` included; nvcc
+// takes it in host and device code alike. Unoptimised, g++ compiled each as a
+// function per type, a third of a gradient unit's functions: folded, they are
+// an instruction or two in their callers, and nothing of the tree below them
+// is copied there (each passes the call on to the operands' own functions).
+#define FUSOR_PLUMBING __attribute__((always_inline))
 
 // Unroll the next loop by 8 when optimising (a block of batches kept in
 // registers, as written out by hand) and leave it a loop when not. g++ and

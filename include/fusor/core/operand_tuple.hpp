@@ -30,9 +30,24 @@
 
 namespace fusor::detail {
 
+// The slots' and the tuple's members only pass each call on to the operands'
+// own (a node's copy to its operands' copies, and so on down): folded into
+// their callers (FUSOR_PLUMBING), an unoptimised build compiles none of
+// them, where it compiled a copy, a move, a destructor and a constructor for
+// every tuple type and every slot type: a sixth of the functions of a
+// gradient test unit. Declared `= default` (the attribute needs a
+// declaration), they stay trivial, and constexpr, wherever the operands' are.
 template <std::size_t I, class T>
 struct operand_slot {
   T value;
+
+  FUSOR_PLUMBING constexpr operand_slot() = default;
+  FUSOR_HD FUSOR_PLUMBING constexpr explicit operand_slot(T&& v) : value(static_cast<T&&>(v)) {}
+  FUSOR_PLUMBING operand_slot(const operand_slot&) = default;
+  FUSOR_PLUMBING operand_slot(operand_slot&&) = default;
+  FUSOR_PLUMBING operand_slot& operator=(const operand_slot&) = default;
+  FUSOR_PLUMBING operand_slot& operator=(operand_slot&&) = default;
+  FUSOR_PLUMBING ~operand_slot() = default;
 };
 
 template <class Indices, class... T>
@@ -40,8 +55,14 @@ struct operand_tuple_base;
 
 template <std::size_t... I, class... T>
 struct operand_tuple_base<std::index_sequence<I...>, T...> : operand_slot<I, T>... {
-  constexpr operand_tuple_base() = default;
-  constexpr explicit operand_tuple_base(T... v) : operand_slot<I, T>{FUSOR_MOVE(v)}... {}
+  FUSOR_PLUMBING constexpr operand_tuple_base() = default;
+  FUSOR_HD FUSOR_PLUMBING constexpr explicit operand_tuple_base(T... v)
+      : operand_slot<I, T>(static_cast<T&&>(v))... {}
+  FUSOR_PLUMBING operand_tuple_base(const operand_tuple_base&) = default;
+  FUSOR_PLUMBING operand_tuple_base(operand_tuple_base&&) = default;
+  FUSOR_PLUMBING operand_tuple_base& operator=(const operand_tuple_base&) = default;
+  FUSOR_PLUMBING operand_tuple_base& operator=(operand_tuple_base&&) = default;
+  FUSOR_PLUMBING ~operand_tuple_base() = default;
 };
 
 template <>
@@ -58,15 +79,15 @@ using operand_tuple = operand_tuple_base<std::index_sequence_for<T...>, T...>;
 // alone, not by the whole tuple's (names that the symbol table and the debug
 // information spell out in full).
 template <std::size_t K, class T>
-FUSOR_INLINE constexpr const T& get(const operand_slot<K, T>& s) noexcept {
+FUSOR_INLINE FUSOR_PLUMBING constexpr const T& get(const operand_slot<K, T>& s) noexcept {
   return s.value;
 }
 template <std::size_t K, class T>
-FUSOR_INLINE constexpr T& get(operand_slot<K, T>& s) noexcept {
+FUSOR_INLINE FUSOR_PLUMBING constexpr T& get(operand_slot<K, T>& s) noexcept {
   return s.value;
 }
 template <std::size_t K, class T>
-FUSOR_INLINE constexpr T&& get(operand_slot<K, T>&& s) noexcept {
+FUSOR_INLINE FUSOR_PLUMBING constexpr T&& get(operand_slot<K, T>&& s) noexcept {
   return static_cast<T&&>(s.value);
 }
 

@@ -94,7 +94,7 @@ class collective_node : public expression_base {
   using value_type = value_type_t<A>;
   static constexpr int rank = A::rank;
   collective_node(A arg, std::shared_ptr<const collective_op> op) : arg_(FUSOR_MOVE(arg)), op_(FUSOR_MOVE(op)) {}
-  const A& arg() const noexcept { return arg_; }
+  FUSOR_PLUMBING const A& arg() const noexcept { return arg_; }
   const collective_op& op() const noexcept { return *op_; }
   const std::shared_ptr<const collective_op>& shared_op() const noexcept { return op_; }
   std::string str() const { return op_->text(arg_.str()); }
@@ -103,7 +103,7 @@ class collective_node : public expression_base {
   static constexpr bool holds = true;
   using operand_types = detail::tlist<A>;
   static constexpr unsigned from_memory = 1;
-  auto held() const noexcept { return detail::held(arg_); }
+  FUSOR_PLUMBING auto held() const noexcept { return detail::held(arg_); }
   template <class H>
   auto remake(H h) const {
     return collective_node<H>(FUSOR_MOVE(h), op_);

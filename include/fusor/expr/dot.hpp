@@ -28,7 +28,7 @@ class dot_node : public expression_base {
   static constexpr bool holds = true;
   using operand_types = detail::tlist<A, B>;
   static constexpr unsigned from_memory = 0b11;
-  auto held() const noexcept { return detail::held(a_, b_); }
+  FUSOR_PLUMBING auto held() const noexcept { return detail::held(a_, b_); }
   template <class HA, class HB>
   auto remake(HA a, HB b) const {
     return dot_node<HA, HB>(FUSOR_MOVE(a), FUSOR_MOVE(b));

@@ -125,12 +125,12 @@ class map_node : public expression_base {
 
   explicit map_node(Args... args) : args_(FUSOR_MOVE(args)...) {}
 
-  const detail::operand_tuple<Args...>& args() const noexcept { return args_; }
+  FUSOR_PLUMBING const detail::operand_tuple<Args...>& args() const noexcept { return args_; }
 
   // The node protocol (expr/node.hpp): its operands, fused.
   static constexpr bool holds = true;
   using operand_types = detail::tlist<Args...>;
-  const detail::operand_tuple<Args...>& held() const noexcept { return args_; }
+  FUSOR_PLUMBING const detail::operand_tuple<Args...>& held() const noexcept { return args_; }
   template <class... H>
   auto remake(H... h) const {
     return map_node<F, S, H...>(FUSOR_MOVE(h)...);
@@ -173,12 +173,12 @@ class cast_node : public expression_base {
   using value_type = T;
   static constexpr int rank = A::rank;
   explicit cast_node(A a) : arg_(FUSOR_MOVE(a)) {}
-  const A& arg() const noexcept { return arg_; }
+  FUSOR_PLUMBING const A& arg() const noexcept { return arg_; }
 
   // The node protocol (expr/node.hpp).
   static constexpr bool holds = true;
   using operand_types = detail::tlist<A>;
-  auto held() const noexcept { return detail::held(arg_); }
+  FUSOR_PLUMBING auto held() const noexcept { return detail::held(arg_); }
   template <class H>
   auto remake(H h) const {
     return cast_node<T, H>(FUSOR_MOVE(h));

@@ -100,14 +100,14 @@ class join_node : public expression_base {
                 "with fusor::cast<T>(...)");
 
   join_node(const join_params& p, A... parts) : parts_(FUSOR_MOVE(parts)...), params_(p) {}
-  const detail::operand_tuple<A...>& args() const noexcept { return parts_; }
+  FUSOR_PLUMBING const detail::operand_tuple<A...>& args() const noexcept { return parts_; }
   const join_params& join() const noexcept { return params_; }
 
   // The node protocol (expr/node.hpp): its parts, each moved from memory.
   static constexpr bool holds = true;
   using operand_types = detail::tlist<A...>;
   static constexpr unsigned from_memory = (1u << sizeof...(A)) - 1;
-  const detail::operand_tuple<A...>& held() const noexcept { return parts_; }
+  FUSOR_PLUMBING const detail::operand_tuple<A...>& held() const noexcept { return parts_; }
   template <class... H>
   auto remake(H... h) const {
     return join_node<N, H...>(params_, FUSOR_MOVE(h)...);

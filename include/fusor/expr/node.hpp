@@ -57,7 +57,7 @@ struct tlist {
 template <class... T>
 using held_t = operand_tuple<const T&...>;
 template <class... T>
-FUSOR_INLINE auto held(const T&... x) noexcept {  // `auto`: g++ 12 cannot mangle the alias here
+FUSOR_INLINE FUSOR_PLUMBING auto held(const T&... x) noexcept {  // `auto`: g++ 12 cannot mangle the alias here
   return held_t<T...>(x...);
 }
 }  // namespace detail

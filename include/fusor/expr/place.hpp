@@ -62,7 +62,7 @@ class place_node : public expression_base {
   static constexpr std::size_t part = K;
 
   place_node(G g, F forward) : arg_(FUSOR_MOVE(g)), forward_(FUSOR_MOVE(forward)) {}
-  const G& arg() const noexcept { return arg_; }
+  FUSOR_PLUMBING const G& arg() const noexcept { return arg_; }
   /// The forward selection, as held (a reference, usually).
   const F& forward_held() const noexcept { return forward_; }
   const forward_type& forward() const noexcept { return detail::unref(forward_); }
@@ -76,7 +76,7 @@ class place_node : public expression_base {
   static constexpr bool holds = true;
   using operand_types = detail::tlist<G>;
   static constexpr unsigned from_memory = 1;
-  auto held() const noexcept { return detail::held(arg_, forward_); }
+  FUSOR_PLUMBING auto held() const noexcept { return detail::held(arg_, forward_); }
   template <class H, class HF>
   auto remake(H g, HF forward) const {
     return place_node<H, HF, K>(FUSOR_MOVE(g), FUSOR_MOVE(forward));

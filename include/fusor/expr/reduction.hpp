@@ -188,18 +188,18 @@ class reduce_node : public expression_base {
   reduce_node(A arg, std::array<int, max_rank> axes, int naxes, bool keep)
       : arg_(FUSOR_MOVE(arg)), axes_(axes), naxes_(naxes), keepdims_(keep) {}
 
-  const A& arg() const noexcept { return arg_; }
+  FUSOR_PLUMBING const A& arg() const noexcept { return arg_; }
   bool all_axes() const noexcept { return naxes_ == 0; }
-  int axis_count() const noexcept { return naxes_; }
+  FUSOR_PLUMBING int axis_count() const noexcept { return naxes_; }
   int axis(int i) const noexcept { return axes_[static_cast<std::size_t>(i)]; }
   /// The axes as given (axis_count() of them): to build another reduction over the same axes.
   const std::array<int, max_rank>& axes() const noexcept { return axes_; }
-  bool keeps_dims() const noexcept { return keepdims_; }
+  FUSOR_PLUMBING bool keeps_dims() const noexcept { return keepdims_; }
 
   // The node protocol (expr/node.hpp): its operand, fused into the reduction.
   static constexpr bool holds = true;
   using operand_types = detail::tlist<A>;
-  auto held() const noexcept { return detail::held(arg_); }
+  FUSOR_PLUMBING auto held() const noexcept { return detail::held(arg_); }
   template <class H>
   auto remake(H h) const {
     return reduce_node<Op, H, Rank>(FUSOR_MOVE(h), axes_, naxes_, keepdims_);

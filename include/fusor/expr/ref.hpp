@@ -77,24 +77,31 @@ class ref_node : public expression_base {
     block_ = h;
     target_ = &h->value;
   }
-  ref_node(const ref_node& o) noexcept : block_(o.block_), target_(o.target_) { detail::retain(block_); }
-  ref_node(ref_node&& o) noexcept : block_(std::exchange(o.block_, nullptr)), target_(o.target_) {}
-  ref_node& operator=(ref_node o) noexcept {
-    std::swap(block_, o.block_);
-    std::swap(target_, o.target_);
+  // Copies, moves and destruction: a count's step, folded into the node
+  // that holds the reference (an unoptimised build compiled each as a
+  // function per reference type).
+  FUSOR_PLUMBING ref_node(const ref_node& o) noexcept : block_(o.block_), target_(o.target_) {
+    detail::retain(block_);
+  }
+  FUSOR_PLUMBING ref_node(ref_node&& o) noexcept : block_(o.block_), target_(o.target_) { o.block_ = nullptr; }
+  FUSOR_PLUMBING ref_node& operator=(ref_node o) noexcept {
+    detail::ref_block* const b = block_;
+    block_ = o.block_;
+    o.block_ = b;
+    target_ = o.target_;
     return *this;
   }
-  ~ref_node() { detail::release(block_); }
+  FUSOR_PLUMBING ~ref_node() { detail::release(block_); }
 
   /// The expression referred to (also `arg()`, for the walks that look below
   /// a node: a reference is transparent to them).
-  const target_type& target() const noexcept { return *target_; }
-  const target_type& arg() const noexcept { return *target_; }
+  FUSOR_PLUMBING const target_type& target() const noexcept { return *target_; }
+  FUSOR_PLUMBING const target_type& arg() const noexcept { return *target_; }
 
   // The node protocol (expr/node.hpp): its target, as if written in its place.
   static constexpr bool holds = true;
   using operand_types = detail::tlist<target_type>;
-  auto held() const noexcept { return detail::held(*target_); }
+  FUSOR_PLUMBING auto held() const noexcept { return detail::held(*target_); }
   /// The reference to `h`, the target rebuilt (a rewrite, a substitution):
   /// under the same name when `h` is of the target's type, so that a rewrite
   /// that changes nothing in a gradient leaves its type short.

@@ -37,13 +37,13 @@ class sum_to_node : public expression_base {
   static constexpr int rank = Like::rank;
 
   sum_to_node(G g, Like like) : arg_(FUSOR_MOVE(g)), like_(FUSOR_MOVE(like)) {}
-  const G& arg() const noexcept { return arg_; }
+  FUSOR_PLUMBING const G& arg() const noexcept { return arg_; }
   const Like& like() const noexcept { return like_; }
 
   // The node protocol (expr/node.hpp): g fused into the sum; like for its shape.
   static constexpr bool holds = true;
   using operand_types = detail::tlist<G>;
-  auto held() const noexcept { return detail::held(arg_, like_); }
+  FUSOR_PLUMBING auto held() const noexcept { return detail::held(arg_, like_); }
   template <class H, class HL>
   auto remake(H g, HL like) const {
     return sum_to_node<H, HL>(FUSOR_MOVE(g), FUSOR_MOVE(like));
@@ -63,14 +63,14 @@ class reshape_like_node : public expression_base {
   static constexpr int rank = Like::rank;
 
   reshape_like_node(G g, Like like) : arg_(FUSOR_MOVE(g)), like_(FUSOR_MOVE(like)) {}
-  const G& arg() const noexcept { return arg_; }
+  FUSOR_PLUMBING const G& arg() const noexcept { return arg_; }
   const Like& like() const noexcept { return like_; }
 
   // The node protocol (expr/node.hpp): g in memory; like for its shape.
   static constexpr bool holds = true;
   using operand_types = detail::tlist<G>;
   static constexpr unsigned from_memory = 1;
-  auto held() const noexcept { return detail::held(arg_, like_); }
+  FUSOR_PLUMBING auto held() const noexcept { return detail::held(arg_, like_); }
   template <class H, class HL>
   auto remake(H g, HL like) const {
     return reshape_like_node<H, HL>(FUSOR_MOVE(g), FUSOR_MOVE(like));
@@ -96,7 +96,7 @@ class size_ratio_node : public expression_base {
 
   // The node protocol (expr/node.hpp): both read for their shapes only.
   static constexpr bool holds = true;
-  auto held() const noexcept { return detail::held(num_, den_); }
+  FUSOR_PLUMBING auto held() const noexcept { return detail::held(num_, den_); }
   template <class HN, class HD>
   auto remake(HN num, HD den) const {
     return size_ratio_node<T, HN, HD>(FUSOR_MOVE(num), FUSOR_MOVE(den));
@@ -121,7 +121,7 @@ class zeros_of_node : public expression_base {
 
   // The node protocol (expr/node.hpp): like read for its shape only.
   static constexpr bool holds = true;
-  auto held() const noexcept { return detail::held(like_); }
+  FUSOR_PLUMBING auto held() const noexcept { return detail::held(like_); }
   template <class HL>
   auto remake(HL like) const {
     return zeros_of_node<T, HL>(FUSOR_MOVE(like));
@@ -142,14 +142,14 @@ class gate_node : public expression_base {
   static constexpr int rank = C::rank;
 
   gate_node(C c, bool on) : arg_(FUSOR_MOVE(c)), on_(on) {}
-  const C& arg() const noexcept { return arg_; }
-  bool on() const noexcept { return on_; }
+  FUSOR_PLUMBING const C& arg() const noexcept { return arg_; }
+  FUSOR_PLUMBING bool on() const noexcept { return on_; }
 
   // The node protocol (expr/node.hpp). A closed gate holds c but reads none
   // of it: the walks that follow values (leaves, keys) stop at it.
   static constexpr bool holds = true;
   using operand_types = detail::tlist<C>;
-  auto held() const noexcept { return detail::held(arg_); }
+  FUSOR_PLUMBING auto held() const noexcept { return detail::held(arg_); }
   template <class H>
   auto remake(H h) const {
     return gate_node<H>(FUSOR_MOVE(h), on_);

@@ -27,7 +27,7 @@ class transpose_node : public expression_base {
   transpose_node(A arg, std::array<int, max_rank> perm, int count)
       : arg_(FUSOR_MOVE(arg)), perm_(perm), count_(count) {}
 
-  const A& arg() const noexcept { return arg_; }
+  FUSOR_PLUMBING const A& arg() const noexcept { return arg_; }
   bool reverses() const noexcept { return count_ == 0; }
   int count() const noexcept { return count_; }
   int perm(int i) const noexcept { return perm_[static_cast<std::size_t>(i)]; }
@@ -36,7 +36,7 @@ class transpose_node : public expression_base {
   static constexpr bool holds = true;
   using operand_types = detail::tlist<A>;
   static constexpr unsigned from_memory = 1;
-  auto held() const noexcept { return detail::held(arg_); }
+  FUSOR_PLUMBING auto held() const noexcept { return detail::held(arg_); }
   template <class H>
   auto remake(H h) const {
     return transpose_node<H>(FUSOR_MOVE(h), perm_, count_);
@@ -62,14 +62,14 @@ class reshape_node : public expression_base {
   static constexpr int rank = N;
 
   reshape_node(A arg, std::array<index_t, max_rank> shape) : arg_(FUSOR_MOVE(arg)), shape_(shape) {}
-  const A& arg() const noexcept { return arg_; }
+  FUSOR_PLUMBING const A& arg() const noexcept { return arg_; }
   index_t extent(int i) const noexcept { return shape_[static_cast<std::size_t>(i)]; }
 
   // The node protocol (expr/node.hpp): its operand, in memory.
   static constexpr bool holds = true;
   using operand_types = detail::tlist<A>;
   static constexpr unsigned from_memory = 1;
-  auto held() const noexcept { return detail::held(arg_); }
+  FUSOR_PLUMBING auto held() const noexcept { return detail::held(arg_); }
   template <class H>
   auto remake(H h) const {
     return reshape_node<H, N>(FUSOR_MOVE(h), shape_);
@@ -125,7 +125,7 @@ class diagonal_node : public expression_base {
 
   diagonal_node(A arg, index_t offset, int axis1, int axis2)
       : arg_(FUSOR_MOVE(arg)), offset_(offset), axis1_(axis1), axis2_(axis2) {}
-  const A& arg() const noexcept { return arg_; }
+  FUSOR_PLUMBING const A& arg() const noexcept { return arg_; }
   index_t offset() const noexcept { return offset_; }
   int axis1() const noexcept { return axis1_; }
   int axis2() const noexcept { return axis2_; }
@@ -134,7 +134,7 @@ class diagonal_node : public expression_base {
   static constexpr bool holds = true;
   using operand_types = detail::tlist<A>;
   static constexpr unsigned from_memory = 1;
-  auto held() const noexcept { return detail::held(arg_); }
+  FUSOR_PLUMBING auto held() const noexcept { return detail::held(arg_); }
   template <class H>
   auto remake(H h) const {
     return diagonal_node<H>(FUSOR_MOVE(h), offset_, axis1_, axis2_);
@@ -172,7 +172,7 @@ class specify_node : public expression_base {
   static constexpr int rank = A::rank;
   specify_node(A arg, std::array<index_t, max_rank> shape, int count)
       : arg_(FUSOR_MOVE(arg)), shape_(shape), count_(count) {}
-  const A& arg() const noexcept { return arg_; }
+  FUSOR_PLUMBING const A& arg() const noexcept { return arg_; }
   int count() const noexcept { return count_; }
   index_t extent(int i) const noexcept { return shape_[static_cast<std::size_t>(i)]; }
   std::string str() const { return detail::shaped_text("specify_shape", arg_.str(), count_, shape_.data()); }
@@ -181,7 +181,7 @@ class specify_node : public expression_base {
   static constexpr bool holds = true;
   using operand_types = detail::tlist<A>;
   static constexpr unsigned from_memory = 1;
-  auto held() const noexcept { return detail::held(arg_); }
+  FUSOR_PLUMBING auto held() const noexcept { return detail::held(arg_); }
   template <class H>
   auto remake(H h) const {
     return specify_node<H>(FUSOR_MOVE(h), shape_, count_);

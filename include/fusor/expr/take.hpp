@@ -32,7 +32,7 @@ class take_node : public expression_base {
   static constexpr int rank = N;
 
   take_node(A arg, I indices, int axis) : arg_(FUSOR_MOVE(arg)), indices_(FUSOR_MOVE(indices)), axis_(axis) {}
-  const A& arg() const noexcept { return arg_; }
+  FUSOR_PLUMBING const A& arg() const noexcept { return arg_; }
   const I& indices() const noexcept { return indices_; }
   int axis() const noexcept { return axis_; }
 
@@ -40,7 +40,7 @@ class take_node : public expression_base {
   static constexpr bool holds = true;
   using operand_types = detail::tlist<A, I>;
   static constexpr unsigned from_memory = 0b11;
-  auto held() const noexcept { return detail::held(arg_, indices_); }
+  FUSOR_PLUMBING auto held() const noexcept { return detail::held(arg_, indices_); }
   template <class HA, class HI>
   auto remake(HA a, HI i) const {
     return take_node<HA, HI, N>(FUSOR_MOVE(a), FUSOR_MOVE(i), axis_);

@@ -173,7 +173,7 @@ class view_node : public expression_base {
   static constexpr int rank = N;
 
   view_node(A arg, const view_spec& spec) : arg_(FUSOR_MOVE(arg)), spec_(spec) {}
-  const A& arg() const noexcept { return arg_; }
+  FUSOR_PLUMBING const A& arg() const noexcept { return arg_; }
   const view_spec& spec() const noexcept { return spec_; }
   int slice_count() const noexcept { return spec_.count; }
 
@@ -181,7 +181,7 @@ class view_node : public expression_base {
   static constexpr bool holds = true;
   using operand_types = detail::tlist<A>;
   static constexpr unsigned from_memory = 1;
-  auto held() const noexcept { return detail::held(arg_); }
+  FUSOR_PLUMBING auto held() const noexcept { return detail::held(arg_); }
   template <class H>
   auto remake(H h) const {
     return view_node<H, N>(FUSOR_MOVE(h), spec_);

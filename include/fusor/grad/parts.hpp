@@ -34,9 +34,20 @@ struct none {};
 /// A contribution: `e`, whose sum to the node's shape is the node's adjoint.
 /// Larger: it may have axes or extents beyond the node's; Smaller: it may lack
 /// some (it broadcasts up). Neither: exactly the node's shape.
+///
+/// A wrapper, its members folded into their callers (core/config.hpp): an
+/// unoptimised build compiled a copy, a move and a destructor per
+/// contribution's type, each only passing the call on to `e`'s.
 template <class E, bool Larger, bool Smaller>
 struct part {
   E e;
+
+  FUSOR_PLUMBING part(E&& x) : e(FUSOR_MOVE(x)) {}  // `return {e};` too
+  FUSOR_PLUMBING part(const part&) = default;
+  FUSOR_PLUMBING part(part&&) = default;
+  FUSOR_PLUMBING part& operator=(const part&) = default;
+  FUSOR_PLUMBING part& operator=(part&&) = default;
+  FUSOR_PLUMBING ~part() = default;
 };
 
 template <class P>
@@ -69,8 +80,8 @@ inline constexpr bool any_larger_v = [] {
 }();
 
 template <bool L, bool S, class E>
-part<E, L, S> make_part(E e) {
-  return part<E, L, S>{FUSOR_MOVE(e)};
+FUSOR_FOLDED part<E, L, S> make_part(E e) {
+  return part<E, L, S>(FUSOR_MOVE(e));
 }
 
 inline none add(none, none) { return {}; }

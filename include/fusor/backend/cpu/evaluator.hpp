@@ -340,11 +340,11 @@ struct map_eval<F, R, type_list<Casts...>, Children...> {
   }
 
   template <std::size_t K>
-  auto& child() noexcept {
+  FUSOR_PLUMBING auto& child() noexcept {
     return fusor::detail::get<K>(children);
   }
   template <std::size_t K>
-  const auto& child() const noexcept {
+  FUSOR_PLUMBING const auto& child() const noexcept {
     return fusor::detail::get<K>(children);
   }
 
