@@ -42,7 +42,7 @@ struct operand_slot {
   T value;
 
   FUSOR_PLUMBING constexpr operand_slot() = default;
-  FUSOR_HD FUSOR_PLUMBING constexpr explicit operand_slot(T&& v) : value(static_cast<T&&>(v)) {}
+  FUSOR_PLUMBING constexpr explicit operand_slot(T&& v) : value(static_cast<T&&>(v)) {}
   FUSOR_PLUMBING operand_slot(const operand_slot&) = default;
   FUSOR_PLUMBING operand_slot(operand_slot&&) = default;
   FUSOR_PLUMBING operand_slot& operator=(const operand_slot&) = default;
@@ -56,7 +56,7 @@ struct operand_tuple_base;
 template <std::size_t... I, class... T>
 struct operand_tuple_base<std::index_sequence<I...>, T...> : operand_slot<I, T>... {
   FUSOR_PLUMBING constexpr operand_tuple_base() = default;
-  FUSOR_HD FUSOR_PLUMBING constexpr explicit operand_tuple_base(T... v)
+  FUSOR_PLUMBING constexpr explicit operand_tuple_base(T... v)
       : operand_slot<I, T>(static_cast<T&&>(v))... {}
   FUSOR_PLUMBING operand_tuple_base(const operand_tuple_base&) = default;
   FUSOR_PLUMBING operand_tuple_base(operand_tuple_base&&) = default;
