@@ -248,8 +248,11 @@ FUSOR_RUNTIME std::string dot_wrapped(const std::string& text, std::size_t width
 FUSOR_RUNTIME std::string plan::dot(const graph& g) const {
   const auto known = detail::known_shapes(*this, g);
   const auto texts = detail::step_texts(*this, g, known);
-  const auto slot_id = [](int s) { return "s" + std::to_string(s); };
-  const auto step_id = [](std::size_t i) { return "k" + std::to_string(i); };
+  // Appended, not `"s" + std::to_string(s)`: g++ 12 at -O2 warns (-Wrestrict)
+  // inside libstdc++ for a literal prepended to a temporary string (GCC bug 105329).
+  const auto prefixed = [](char prefix, std::string number) { return number.insert(0, 1, prefix); };
+  const auto slot_id = [&](int s) { return prefixed('s', std::to_string(s)); };
+  const auto step_id = [&](std::size_t i) { return prefixed('k', std::to_string(i)); };
   const auto slot_of_update = [&](int k) {
     return shared_slot[static_cast<std::size_t>(g.updates[static_cast<std::size_t>(k)].variable)];
   };
@@ -369,7 +372,7 @@ FUSOR_RUNTIME std::string plan::dot(const graph& g) const {
       if (m.from >= 0 && std::find(read.begin(), read.end(), m.from) == read.end()) read.push_back(m.from);
     for (int r : read)
       edge(slot_id(r), step_id(i),
-           st.kind == step_kind::upload ? "label=\"" + std::to_string(static_cast<long long>(st.bytes)) + " bytes\"" : "");
+           st.kind == step_kind::upload ? std::string("label=\"") + std::to_string(static_cast<long long>(st.bytes)) + " bytes\"" : "");
     // An edge back into a variable or an argument (written in place, or
     // installed) does not pull it below the step: they stay at the top.
     if (st.kind == step_kind::install) {
