@@ -82,9 +82,16 @@ void set_tbps(State& st, double bytes) {
 
 cudaStream_t fusor_stream() { return static_cast<cudaStream_t>(fusor::current_device_runtime()->stream(0)); }
 
+// Element i of the k-th array a benchmark uses: values in [0.5, 1.5), the same
+// for fusor's variables (filled on the host) and the references' arrays
+// (filled on the device).
+__host__ __device__ double value_at(std::size_t i, unsigned k) {
+  return 0.5 + static_cast<double>((i * 7919u + k * 104729u) % 1000u) * 1e-3;
+}
+
 xt::xarray<double> host_values(std::size_t n, unsigned k) {
   xt::xarray<double> v = xt::xarray<double>::from_shape({n});
-  for (std::size_t i = 0; i < n; ++i) v(i) = 0.5 + static_cast<double>((i * 7919u + k * 104729u) % 1000u) * 1e-3;
+  for (std::size_t i = 0; i < n; ++i) v(i) = value_at(i, k);
   return v;
 }
 
@@ -129,7 +136,7 @@ unsigned grid(std::size_t n) { return static_cast<unsigned>(std::min<std::size_t
 // and copied would take seconds per benchmark).
 __global__ void fill_values(double* x, std::size_t n, unsigned k) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(blockDim.x) * gridDim.x)
-    x[i] = 0.5 + static_cast<double>((i * 7919u + k * 104729u) % 1000u) * 1e-3;
+    x[i] = value_at(i, k);
 }
 
 // The references' arrays hold the values fusor's variables hold (device_var:
