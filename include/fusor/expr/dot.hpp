@@ -20,7 +20,7 @@ class dot_node : public expression_base {
                                   ? dynamic_rank
                                   : (A::rank == 1 && B::rank == 1 ? 0 : (A::rank == 2 && B::rank == 2 ? 2 : 1));
 
-  dot_node(A a, B b) : a_(FUSOR_MOVE(a)), b_(FUSOR_MOVE(b)) {}
+  FUSOR_PLUMBING dot_node(A a, B b) : a_(FUSOR_MOVE(a)), b_(FUSOR_MOVE(b)) {}
   const A& lhs() const noexcept { return a_; }
   const B& rhs() const noexcept { return b_; }
 

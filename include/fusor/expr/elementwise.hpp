@@ -123,7 +123,7 @@ class map_node : public expression_base {
   static constexpr int rank = detail::broadcast_rank(0, Args::rank...);
   static constexpr bool infix = requires { requires F::infix; } && sizeof...(Args) == 2;
 
-  explicit map_node(Args... args) : args_(FUSOR_MOVE(args)...) {}
+  FUSOR_PLUMBING explicit map_node(Args... args) : args_(FUSOR_MOVE(args)...) {}
 
   FUSOR_PLUMBING const detail::operand_tuple<Args...>& args() const noexcept { return args_; }
 
@@ -172,7 +172,7 @@ class cast_node : public expression_base {
  public:
   using value_type = T;
   static constexpr int rank = A::rank;
-  explicit cast_node(A a) : arg_(FUSOR_MOVE(a)) {}
+  FUSOR_PLUMBING explicit cast_node(A a) : arg_(FUSOR_MOVE(a)) {}
   FUSOR_PLUMBING const A& arg() const noexcept { return arg_; }
 
   // The node protocol (expr/node.hpp).

@@ -99,7 +99,7 @@ class join_node : public expression_base {
                 "FUSOR_JOIN_DTYPE_MISMATCH: the parts of concatenate / stack must have one dtype; convert them "
                 "with fusor::cast<T>(...)");
 
-  join_node(const join_params& p, A... parts) : parts_(FUSOR_MOVE(parts)...), params_(p) {}
+  FUSOR_PLUMBING join_node(const join_params& p, A... parts) : parts_(FUSOR_MOVE(parts)...), params_(p) {}
   FUSOR_PLUMBING const detail::operand_tuple<A...>& args() const noexcept { return parts_; }
   const join_params& join() const noexcept { return params_; }
 

@@ -61,7 +61,7 @@ class place_node : public expression_base {
   static constexpr int rank = like_type::rank;
   static constexpr std::size_t part = K;
 
-  place_node(G g, F forward) : arg_(FUSOR_MOVE(g)), forward_(FUSOR_MOVE(forward)) {}
+  FUSOR_PLUMBING place_node(G g, F forward) : arg_(FUSOR_MOVE(g)), forward_(FUSOR_MOVE(forward)) {}
   FUSOR_PLUMBING const G& arg() const noexcept { return arg_; }
   /// The forward selection, as held (a reference, usually).
   const F& forward_held() const noexcept { return forward_; }

@@ -185,7 +185,7 @@ class reduce_node : public expression_base {
   static constexpr int rank = Rank;
 
   /// `axes` lists the reduced axes (negative counts from the end); empty: all.
-  reduce_node(A arg, std::array<int, max_rank> axes, int naxes, bool keep)
+  FUSOR_PLUMBING reduce_node(A arg, std::array<int, max_rank> axes, int naxes, bool keep)
       : arg_(FUSOR_MOVE(arg)), axes_(axes), naxes_(naxes), keepdims_(keep) {}
 
   FUSOR_PLUMBING const A& arg() const noexcept { return arg_; }

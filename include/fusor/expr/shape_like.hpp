@@ -36,7 +36,7 @@ class sum_to_node : public expression_base {
   using operation = red::sum;
   static constexpr int rank = Like::rank;
 
-  sum_to_node(G g, Like like) : arg_(FUSOR_MOVE(g)), like_(FUSOR_MOVE(like)) {}
+  FUSOR_PLUMBING sum_to_node(G g, Like like) : arg_(FUSOR_MOVE(g)), like_(FUSOR_MOVE(like)) {}
   FUSOR_PLUMBING const G& arg() const noexcept { return arg_; }
   const Like& like() const noexcept { return like_; }
 
@@ -62,7 +62,7 @@ class reshape_like_node : public expression_base {
   using value_type = value_type_t<G>;
   static constexpr int rank = Like::rank;
 
-  reshape_like_node(G g, Like like) : arg_(FUSOR_MOVE(g)), like_(FUSOR_MOVE(like)) {}
+  FUSOR_PLUMBING reshape_like_node(G g, Like like) : arg_(FUSOR_MOVE(g)), like_(FUSOR_MOVE(like)) {}
   FUSOR_PLUMBING const G& arg() const noexcept { return arg_; }
   const Like& like() const noexcept { return like_; }
 
@@ -90,7 +90,7 @@ class size_ratio_node : public expression_base {
   using value_type = T;
   static constexpr int rank = 0;
 
-  size_ratio_node(Num num, Den den) : num_(FUSOR_MOVE(num)), den_(FUSOR_MOVE(den)) {}
+  FUSOR_PLUMBING size_ratio_node(Num num, Den den) : num_(FUSOR_MOVE(num)), den_(FUSOR_MOVE(den)) {}
   const Num& numerator() const noexcept { return num_; }
   const Den& denominator() const noexcept { return den_; }
 
@@ -116,7 +116,7 @@ class zeros_of_node : public expression_base {
   using value_type = T;
   static constexpr int rank = Like::rank;
 
-  explicit zeros_of_node(Like like) : like_(FUSOR_MOVE(like)) {}
+  FUSOR_PLUMBING explicit zeros_of_node(Like like) : like_(FUSOR_MOVE(like)) {}
   const Like& like() const noexcept { return like_; }
 
   // The node protocol (expr/node.hpp): like read for its shape only.
@@ -141,7 +141,7 @@ class gate_node : public expression_base {
   using value_type = value_type_t<C>;
   static constexpr int rank = C::rank;
 
-  gate_node(C c, bool on) : arg_(FUSOR_MOVE(c)), on_(on) {}
+  FUSOR_PLUMBING gate_node(C c, bool on) : arg_(FUSOR_MOVE(c)), on_(on) {}
   FUSOR_PLUMBING const C& arg() const noexcept { return arg_; }
   FUSOR_PLUMBING bool on() const noexcept { return on_; }
 

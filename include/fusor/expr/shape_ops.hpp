@@ -61,7 +61,7 @@ class reshape_node : public expression_base {
   using value_type = value_type_t<A>;
   static constexpr int rank = N;
 
-  reshape_node(A arg, std::array<index_t, max_rank> shape) : arg_(FUSOR_MOVE(arg)), shape_(shape) {}
+  FUSOR_PLUMBING reshape_node(A arg, std::array<index_t, max_rank> shape) : arg_(FUSOR_MOVE(arg)), shape_(shape) {}
   FUSOR_PLUMBING const A& arg() const noexcept { return arg_; }
   index_t extent(int i) const noexcept { return shape_[static_cast<std::size_t>(i)]; }
 

@@ -31,7 +31,7 @@ class take_node : public expression_base {
   using value_type = value_type_t<A>;
   static constexpr int rank = N;
 
-  take_node(A arg, I indices, int axis) : arg_(FUSOR_MOVE(arg)), indices_(FUSOR_MOVE(indices)), axis_(axis) {}
+  FUSOR_PLUMBING take_node(A arg, I indices, int axis) : arg_(FUSOR_MOVE(arg)), indices_(FUSOR_MOVE(indices)), axis_(axis) {}
   FUSOR_PLUMBING const A& arg() const noexcept { return arg_; }
   const I& indices() const noexcept { return indices_; }
   int axis() const noexcept { return axis_; }

@@ -172,7 +172,7 @@ class view_node : public expression_base {
   using value_type = value_type_t<A>;
   static constexpr int rank = N;
 
-  view_node(A arg, const view_spec& spec) : arg_(FUSOR_MOVE(arg)), spec_(spec) {}
+  FUSOR_PLUMBING view_node(A arg, const view_spec& spec) : arg_(FUSOR_MOVE(arg)), spec_(spec) {}
   FUSOR_PLUMBING const A& arg() const noexcept { return arg_; }
   const view_spec& spec() const noexcept { return spec_; }
   int slice_count() const noexcept { return spec_.count; }
