@@ -167,6 +167,7 @@ void assign_planned(const shared<T>& dest, const Expr& expr, const view_spec* re
   if (!u.in_place) {
     fresh = array<E>::allocate(u.shape, dest.space());
     ev.prog.slot(u.spare) = fresh.mutable_data();
+    entry.prepared->spares_replaced();  // (a new buffer, maybe where the variable's old one was)
   }
   ev.prog.run(entry, nullptr);
   if (u.in_place) record.written_in_place();

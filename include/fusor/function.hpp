@@ -447,7 +447,7 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
     const fusor::plan& p = entry.plan;
     auto results = prepare_outputs(p, std::index_sequence_for<O...>{});
     bind_results(p, results, std::index_sequence_for<O...>{});
-    prepare_spares(p);
+    prepare_spares(entry);
     run_steps(entry, stale_hook());
     commit(p);
     advance_counters(prog_.graph());
@@ -705,7 +705,9 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
         ...);
   }
 
-  void prepare_spares(const fusor::plan& p) {
+  void prepare_spares(program::entry& e) {
+    const fusor::plan& p = e.plan;
+    bool replaced = false;
     auto prepare_spare = [&](auto k) {
       const update_plan& u = p.updates[k];
       if (u.in_place || u.transfer_from >= 0) return;
@@ -715,13 +717,18 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
       // else holds it and it fits (ping-pong); else a new one. (Never a
       // borrowed buffer: once the variable let go of it, it is the user's.)
       if (spare.storage().how() != ownership::borrowed && spare.storage().data() && spare.storage().use_count() == 1 &&
-          spare.storage().bytes() >= u.shape.elements() * sizeof(E))
+          spare.storage().bytes() >= u.shape.elements() * sizeof(E)) {
         spare = array<E>(spare.storage(), u.shape);
-      else
+      } else {
+        // A new buffer, which may sit where a freed one was (a borrowed one
+        // the user has freed since): what it holds is not known.
         spare = array<E>::allocate(u.shape, detail::get<k>(upds_).variable.space());
+        replaced = true;
+      }
       prog_.slot(u.spare) = spare.mutable_data();
     };
     [&]<std::size_t... K>(std::index_sequence<K...>) { (prepare_spare(detail::index_c<K>), ...); }(upd_indices);
+    if (replaced) e.prepared->spares_replaced();
   }
 
   /// stale_before_write, as the program calls it before each step; none

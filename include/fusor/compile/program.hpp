@@ -43,6 +43,13 @@ class prepared_plan {
   /// Points every step at this slot table without running anything (before a
   /// captured graph is replayed).
   virtual void bind(void* const* slots) { (void)slots; }
+  /// The spare buffers of the next run are new ones (allocated for it), not
+  /// the buffers the variables held before the previous call: a step that
+  /// skips copying into a spare what that buffer already holds (the host's
+  /// copy of the rest of a view's variable, compile/region.hpp) must copy.
+  /// A new buffer can sit at the address of one freed since, so the address
+  /// alone does not tell.
+  virtual void spares_replaced() noexcept {}
 };
 
 /// What a backend gives a program: how to prepare a plan's steps.

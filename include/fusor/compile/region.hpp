@@ -135,6 +135,9 @@ void for_each_strided(const View& v, F&& f) {
 /// buffer the one it wrote, and nothing has written the variable since but
 /// the install that followed: ping-pong buffers then already agree outside
 /// the region (a Jacobi step copies its border once, not at every step).
+/// The spare must be that very buffer, kept since, not a new one that the
+/// allocator placed where it was after it was freed: a caller handing a new
+/// spare calls forget() (through fusor::prepared_plan::spares_replaced).
 struct rest_tracker {
   const variable_base* record = nullptr;
   const void* last_from = nullptr;
@@ -149,6 +152,11 @@ struct rest_tracker {
     last_from = from;
     last_to = to;
     generation = record ? record->generation() : 0;
+  }
+  /// The next spare is a new buffer: nothing is known of its contents.
+  void forget() noexcept {
+    last_from = nullptr;
+    last_to = nullptr;
   }
 };
 

@@ -86,6 +86,10 @@ struct backend {
     /// Whether step i runs a kernel (install and transfer steps are the commit's).
     bool runs(std::size_t i) const noexcept { return steps_[i] != nullptr; }
     void run(std::size_t i, void* const* slots) { steps_[i]->run(slots); }
+    void spares_replaced() noexcept {
+      for (auto& s : steps_)
+        if (s) s->spares_replaced();
+    }
 
    private:
     /// The prepared kernel of one step (backend/cpu/impl/backend.ipp).
@@ -98,6 +102,7 @@ struct backend {
   struct prepared_plan final : fusor::prepared_plan {
     state steps;
     void run(std::size_t i, void* const* slots) override { steps.run(i, slots); }
+    void spares_replaced() noexcept override { steps.spares_replaced(); }
   };
   static std::unique_ptr<fusor::prepared_plan> prepare_plan(const graph& g, const plan& p) {
     auto r = std::make_unique<prepared_plan>();

@@ -41,6 +41,8 @@ class prepared_step {
   /// Runs the step; `slots` maps every slot of the plan to its memory.
   /// Throws only for exponent checks, which run before anything is written.
   void run(void* const* slots) { run_(*this, slots); }
+  /// The spare buffers of the next run are new (fusor::prepared_plan::spares_replaced).
+  virtual void spares_replaced() noexcept {}
 
  protected:
   /// A kernel's step (kernel_step): run by the kernel's function, one

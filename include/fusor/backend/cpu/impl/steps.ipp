@@ -36,6 +36,7 @@ struct copy_boxes_step final : prepared_step {
         }
       });
   }
+  void spares_replaced() noexcept override { rest.forget(); }
   static std::unique_ptr<prepared_step> prepare(const graph& g, const plan& p, const step_info& s) {
     auto st = std::make_unique<copy_boxes_step>();
     st->rest.record = g.shared[static_cast<std::size_t>(g.updates[static_cast<std::size_t>(s.target)].variable)].record;
