@@ -7,7 +7,8 @@
 #   ./scripts/dev.sh tsan    the concurrency tests under ThreadSanitizer (build-tsan/)
 #   ./scripts/dev.sh fuzz    the .npy/.npz loader fuzzers, built with clang, for
 #                            FUSOR_FUZZ_SECONDS each (default 60) (build-fuzz/)
-#   ./scripts/dev.sh bench   build and run the benchmarks, then write bench/results/
+#   ./scripts/dev.sh bench   build the benchmarks, check every CPU benchmark's values (a
+#                            wrong one stops it), then time them and write bench/results/
 #   ./scripts/dev.sh difftest [N [OPTIONS]]  N random programs (default 400) against
 #                            NumPy, the memory model checked after every call
 #                            (build-difftest/); OPTIONS go to test/difftest/campaign.py
@@ -114,6 +115,29 @@ build() {
     fi
     echo "dev.sh: WARNING: the second build succeeded: the first failure was not reproducible" >&2
   fi
+}
+
+# check_benchmarks DIR: every CPU benchmark built in DIR run once, with a minimal
+# timing. Each compares its result with a reference before it times anything and
+# reports a wrong one as an error row ("ERROR OCCURRED"), which is easy to miss
+# in a long table: one stops this command. (A wrong border in a stencil's
+# `fusor::assign` went unnoticed that way for ten days.)
+check_benchmarks() {
+  local dir=$1 failed=0 out b
+  for b in bench_expr bench_function bench_grad bench_language bench_select bench_stencil; do
+    [ -x "$dir/bench/$b" ] || continue
+    echo "dev.sh: checking the values of $b"
+    if ! out=$("$dir/bench/$b" --benchmark_min_time=0.001 2>&1); then
+      echo "$out" | tail -n 20
+      echo "dev.sh: $b failed" >&2
+      failed=1
+    fi
+    if grep "ERROR OCCURRED" <<<"$out"; then
+      echo "dev.sh: $b reports wrong values (above)" >&2
+      failed=1
+    fi
+  done
+  return $failed
 }
 
 # run_tests DIR [meson test options...]
@@ -275,6 +299,7 @@ case "${1:-}" in
     install_deps python3-matplotlib
     configure build-bench -Dbuildtype=release -Dbenchmarks=enabled -Dtests=false -Dexamples=false
     build build-bench
+    check_benchmarks build-bench
     bash bench/run.sh build-bench
     ;;
   difftest)
@@ -287,7 +312,7 @@ case "${1:-}" in
       ${FUSOR_DIFFTEST_SEED:+--first-seed "$FUSOR_DIFFTEST_SEED"} "${@:3}"
     ;;
   *)
-    sed -n '2,19p' "$0"
+    sed -n '2,20p' "$0"
     exit 2
     ;;
 esac
