@@ -4,7 +4,7 @@ small programs, each compiled alone (one compiler at a time), at -O2 and at
 -O0 -g.
 
     python3 bench/compile_time.py [--runs 3] [--cases a,b] [--modes O2,O0g]
-                                  [--include DIR] [--define NAME[=V]]
+                                  [--include DIR] [--define NAME[=V]] [--flag=F] [--pch]
     python3 bench/compile_time.py --against OLD_INCLUDE [--pairs 2] [--cases a,b | --unit SRC --build-dir DIR]
 
 Cases (names for --cases):
@@ -26,7 +26,13 @@ of an object with and without debug information, and O0gn (-O0 -g
 for baseline x86-64, SSE2, and never reaches the AVX2 or AVX-512 code).
 Every program is compiled with -std=c++20 and fusor's include directory
 (--include chooses another, e.g. an older checkout's, for a before/after
-table); --define adds -D flags (e.g. the compiled-runtime mode).
+table); --define adds -D flags (e.g. the compiled-runtime mode), --flag any
+other flag (--flag=--param=ggc-min-heapsize=1048576). --pch measures the
+documented precompiled-header recipe: `#include <fusor/fusor.hpp>` is
+precompiled once per mode with that mode's flags (its own line in the output),
+and every case that includes fusor is compiled with it (-include, and
+-Werror=invalid-pch, so that a header the compiler cannot use fails the case
+instead of being parsed again unseen); xtensor50 is compiled as usual.
 
 Each compile runs in a process of its own, so that its peak resident memory
 (ru_maxrss) is its own, under an address-space cap (--limit-gb, default 12):
@@ -206,11 +212,36 @@ def measure(cmd, out, runs, limit_gb):
     return statistics.median(times), max(peaks), os.path.getsize(out)
 
 
-def case_command(args, mode, include, src, out):
-    """The command compiling a case's source `src` in `mode` against the headers in `include`."""
+def case_flags(args, mode, include):
+    """The flags every compile of `mode` against the headers in `include` gets."""
     return ([args.cxx, "-std=c++20"] + MODES[mode] +
             ["-I", include, "-isystem", "/usr/include/x86_64-linux-gnu/openblas-pthread"] +
-            ["-D" + d for d in args.define] + ["-c", src, "-o", out])
+            ["-D" + d for d in args.define] + args.flag)
+
+
+def case_command(args, mode, include, src, out):
+    """The command compiling a case's source `src` in `mode` against the headers in `include`."""
+    return case_flags(args, mode, include) + ["-c", src, "-o", out]
+
+
+PCH_HEADER = "#include <fusor/fusor.hpp>\n"
+
+
+def pch_command(args, mode, include, pch_dir):
+    """The command precompiling `#include <fusor/fusor.hpp>` as pch_dir/fusor/pch.hpp.gch, with
+    the flags of the units of `mode` (docs/compile-time.md, "A precompiled header")."""
+    header = os.path.join(pch_dir, "fusor", "pch.hpp")
+    os.makedirs(os.path.dirname(header), exist_ok=True)
+    with open(header, "w") as f:
+        f.write(PCH_HEADER)
+    return case_flags(args, mode, include) + ["-x", "c++-header", header, "-o", header + ".gch"]
+
+
+def with_pch(cmd, pch_dir):
+    """cmd reading the precompiled header first; a header it cannot use stops the compile
+    instead of being parsed again in silence."""
+    return cmd[:1] + ["-I", pch_dir, "-include", "fusor/pch.hpp", "-Winvalid-pch",
+                      "-Werror=invalid-pch"] + cmd[1:]
 
 
 def one_process(cmd, limit_gb):
@@ -334,6 +365,11 @@ def main():
     ap.add_argument("--modes", default="O2,O0g")
     ap.add_argument("--include", default=os.path.join(ROOT, "include"))
     ap.add_argument("--define", action="append", default=[])
+    ap.add_argument("--flag", action="append", default=[],
+                    help="another compiler flag for every compile (--flag=--param=ggc-min-heapsize=1048576)")
+    ap.add_argument("--pch", action="store_true",
+                    help="precompile `#include <fusor/fusor.hpp>` once per mode (timed on its own line) "
+                         "and compile every fusor case with it; xtensor50 without")
     ap.add_argument("--link", default="", help="extra arguments after the source (a library to link)")
     ap.add_argument("--json", help="also write the figures to this file")
     ap.add_argument("--limit-gb", type=float, default=12.0,
@@ -347,6 +383,8 @@ def main():
     args = ap.parse_args()
     if args.unit and not args.against:
         ap.error("--unit compares two include directories: give --against too")
+    if args.pch and args.against:
+        ap.error("--pch measures one include directory's cases; it does not combine with --against")
     if args.against:
         return compare(args)
     all_sources = sources()
@@ -354,6 +392,16 @@ def main():
     modes = args.modes.split(",")
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
+        pch_dirs = {}
+        if args.pch:
+            for mode in modes:
+                pch_dirs[mode] = os.path.join(tmp, "pch-" + mode)
+                cmd = pch_command(args, mode, args.include, pch_dirs[mode])
+                r = measure(cmd, cmd[-1], 1, args.limit_gb)
+                if r is None:
+                    raise SystemExit("the precompiled header for %s did not compile" % mode)
+                print("%-12s %-4s %7.2f s %7.0f MB peak %8.1f MB header (built once per mode)"
+                      % ("pch", mode, r[0], r[1] / 1024, r[2] / 2**20), flush=True)
         for name in names:
             title, text = all_sources[name]
             src = os.path.join(tmp, name + ".cpp")
@@ -362,6 +410,8 @@ def main():
             for mode in modes:
                 out = os.path.join(tmp, "%s.%s.o" % (name, mode))
                 cmd = case_command(args, mode, args.include, src, out)
+                if args.pch and "<fusor/fusor.hpp>" in text:
+                    cmd = with_pch(cmd, pch_dirs[mode])
                 r = measure(cmd, out, args.runs, args.limit_gb)
                 results[(name, mode)] = r
                 if r is None:
