@@ -840,24 +840,32 @@ class function<inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>>
 };
 
 // Deduction: a function holds its expressions after fusor's stable rewrites
-// (rewrite/stable.hpp); with fusor::no_rewrites first, as written.
+// (rewrite/stable.hpp), its reductions of operands its products compute into
+// memory reading them from there (rewrite/kept_operands.hpp); with
+// fusor::no_rewrites first, as written.
 template <class... I, class... O, class... U>
 function(inputs_t<I...>, outputs_t<O...>, updates_t<U...>)
-    -> function<inputs_t<I...>, outputs_t<detail::stable_spec_t<O>...>, updates_t<detail::stable_spec_t<U>...>>;
+    -> function<inputs_t<I...>, outputs_t<detail::function_spec_t<detail::function_set_t<O..., U...>, O>...>,
+                updates_t<detail::function_spec_t<detail::function_set_t<O..., U...>, U>...>>;
 template <class... I, class... O>
-function(inputs_t<I...>, outputs_t<O...>) -> function<inputs_t<I...>, outputs_t<detail::stable_spec_t<O>...>, updates_t<>>;
+function(inputs_t<I...>, outputs_t<O...>)
+    -> function<inputs_t<I...>, outputs_t<detail::function_spec_t<detail::function_set_t<O...>, O>...>, updates_t<>>;
 template <class... I, class... U>
-function(inputs_t<I...>, updates_t<U...>) -> function<inputs_t<I...>, outputs_t<>, updates_t<detail::stable_spec_t<U>...>>;
+function(inputs_t<I...>, updates_t<U...>)
+    -> function<inputs_t<I...>, outputs_t<>, updates_t<detail::function_spec_t<detail::function_set_t<U...>, U>...>>;
 template <class... I, class... O, class... U, class... G>
 function(inputs_t<I...>, outputs_t<O...>, updates_t<U...>, givens_t<G...>)
-    -> function<inputs_t<I...>, outputs_t<detail::stable_spec_t<O>...>, updates_t<detail::stable_spec_t<U>...>,
+    -> function<inputs_t<I...>, outputs_t<detail::function_spec_t<detail::function_set_t<O..., U...>, O>...>,
+                updates_t<detail::function_spec_t<detail::function_set_t<O..., U...>, U>...>,
                 givens_t<detail::stable_spec_t<G>...>>;
 template <class... I, class... O, class... G>
 function(inputs_t<I...>, outputs_t<O...>, givens_t<G...>)
-    -> function<inputs_t<I...>, outputs_t<detail::stable_spec_t<O>...>, updates_t<>, givens_t<detail::stable_spec_t<G>...>>;
+    -> function<inputs_t<I...>, outputs_t<detail::function_spec_t<detail::function_set_t<O...>, O>...>, updates_t<>,
+                givens_t<detail::stable_spec_t<G>...>>;
 template <class... I, class... U, class... G>
 function(inputs_t<I...>, updates_t<U...>, givens_t<G...>)
-    -> function<inputs_t<I...>, outputs_t<>, updates_t<detail::stable_spec_t<U>...>, givens_t<detail::stable_spec_t<G>...>>;
+    -> function<inputs_t<I...>, outputs_t<>, updates_t<detail::function_spec_t<detail::function_set_t<U...>, U>...>,
+                givens_t<detail::stable_spec_t<G>...>>;
 
 template <class... I, class... O, class... U>
 function(no_rewrites_t, inputs_t<I...>, outputs_t<O...>, updates_t<U...>)

@@ -16,6 +16,7 @@
 #include "fusor/expr/leaves.hpp"
 #include "fusor/expr/view.hpp"
 #include "fusor/expr/visit.hpp"
+#include "fusor/rewrite/kept_operands.hpp"
 #include "fusor/rewrite/stable.hpp"
 
 namespace fusor {
@@ -205,6 +206,66 @@ struct stable_spec<update_spec<T, X>> {
 };
 template <class S>
 using stable_spec_t = typename stable_spec<S>::type;
+/// S after the stable rewrites: S itself when they change nothing in its
+/// type (a rewrite that changes nothing in a type changes no value either),
+/// without rebuilding it.
+template <class S>
+decltype(auto) stable_from(const S& s) {
+  if constexpr (std::is_same_v<stable_spec_t<S>, S>) return (s);
+  else return stable_spec<S>::from(s);
+}
+
+/// The expression a spec computes (an output's, an update's).
+template <class S>
+struct spec_expression;
+template <class X, bool B, bool I>
+struct spec_expression<Out<X, B, I>> {
+  using type = X;
+};
+template <class T, class X>
+struct spec_expression<update_spec<T, X>> {
+  using type = X;
+};
+template <class S>
+using spec_expression_t = typename spec_expression<S>::type;
+
+/// A spec whose reductions read from memory the operands Set keeps
+/// (rewrite/kept_operands.hpp); the same spec where there are none.
+template <class Set, class S>
+struct kept_spec {
+  using type = S;
+  static const S& from(const S& s) { return s; }
+};
+template <class Set, class X, bool B, bool I>
+  requires(keep::changes<Set, X>::value)
+struct kept_spec<Set, Out<X, B, I>> {
+  using type = Out<keep::keep_operands_t<Set, X>, B, I>;
+  static type from(const Out<X, B, I>& o) { return type(keep::keep_operands<Set>(o.expression)); }
+};
+template <class Set, class T, class X>
+  requires(keep::changes<Set, X>::value)
+struct kept_spec<Set, update_spec<T, X>> {
+  using type = update_spec<T, keep::keep_operands_t<Set, X>>;
+  static type from(const update_spec<T, X>& u) {
+    return type{u.variable, keep::keep_operands<Set>(u.expression), u.region, u.partial};
+  }
+};
+template <class Set, class S>
+using kept_spec_t = typename kept_spec<Set, S>::type;
+
+/// The specs a function holds, from those it was given: fusor's stable
+/// rewrites, then the reductions of operands its products keep (`Set`, found
+/// from all its outputs and updates: function_set_t).
+template <class Set, class S>
+using function_spec_t = kept_spec_t<Set, stable_spec_t<S>>;
+template <class... S>
+using function_set_t = keep::products_in<spec_expression_t<stable_spec_t<S>>...>;
+/// A group of specs converted to deduced types P...: the operands P... keep
+/// are found again from P... alone.
+template <class... P>
+using deduced_set_t = keep::kept_in<spec_expression_t<P>...>;
+template <class P, class S, class Set>
+inline constexpr bool deduced_from_v = std::is_same_v<P, function_spec_t<Set, S>>;
 }  // namespace detail
 
 template <class... O>
@@ -212,20 +273,32 @@ struct outputs_t {
   detail::operand_tuple<O...> items;
   /// The outputs with fusor's stable rewrites applied (a function's default).
   template <class... P>
-    requires(sizeof...(P) == sizeof...(O) && (std::is_same_v<P, detail::stable_spec_t<O>> && ...) &&
+    requires(sizeof...(P) == sizeof...(O) && (detail::deduced_from_v<P, O, detail::deduced_set_t<P...>> && ...) &&
              !(std::is_same_v<P, O> && ...))
   operator outputs_t<P...>() const {  // NOLINT: the conversion a function's deduction asks for
-    return fusor::detail::apply([](const auto&... o) { return outputs_t<P...>{detail::operand_tuple<P...>(detail::stable_spec<O>::from(o)...)}; }, items);
+    using set = detail::deduced_set_t<P...>;
+    // detail::get by name: an ADL `get` would find xtensor's too (a spec's
+    // variable type is xtensor's).
+    return [&]<std::size_t... K>(std::index_sequence<K...>) {
+      return outputs_t<P...>{detail::operand_tuple<P...>(detail::kept_spec<set, detail::stable_spec_t<O>>::from(
+          detail::stable_from(detail::get<K>(items)))...)};
+    }(std::index_sequence_for<O...>{});
   }
 };
 template <class... U>
 struct updates_t {
   detail::operand_tuple<U...> items;
   template <class... P>
-    requires(sizeof...(P) == sizeof...(U) && (std::is_same_v<P, detail::stable_spec_t<U>> && ...) &&
+    requires(sizeof...(P) == sizeof...(U) && (detail::deduced_from_v<P, U, detail::deduced_set_t<P...>> && ...) &&
              !(std::is_same_v<P, U> && ...))
   operator updates_t<P...>() const {  // NOLINT: the conversion a function's deduction asks for
-    return fusor::detail::apply([](const auto&... u) { return updates_t<P...>{detail::operand_tuple<P...>(detail::stable_spec<U>::from(u)...)}; }, items);
+    using set = detail::deduced_set_t<P...>;
+    // detail::get by name: an ADL `get` would find xtensor's too (a spec's
+    // variable type is xtensor's).
+    return [&]<std::size_t... K>(std::index_sequence<K...>) {
+      return updates_t<P...>{detail::operand_tuple<P...>(detail::kept_spec<set, detail::stable_spec_t<U>>::from(
+          detail::stable_from(detail::get<K>(items)))...)};
+    }(std::index_sequence_for<U...>{});
   }
 };
 

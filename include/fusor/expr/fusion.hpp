@@ -52,17 +52,30 @@ template <element T, class A>
 struct fused_size<cast_node<T, A>> : std::integral_constant<std::size_t, 1 + fused_size<A>::value> {};
 template <class C>
 struct fused_size<gate_node<C>> : std::integral_constant<std::size_t, 1 + fused_size<C>::value> {};
+
+/// The name of a reference that is always read from memory, whatever its
+/// target's size: ref_node<kept_operand<A>> refers to an A (expr/ref.hpp's
+/// names). A function makes them for the operands its reductions share with
+/// its products (rewrite/kept_operands.hpp).
+template <class A>
+struct kept_operand {
+  using named_type = A;
+};
+/// Whether a reference spelled S (ref_node<S>) reads its target from memory.
+template <class S>
+inline constexpr bool ref_kept_v = kept_in_memory_v<ref_target_t<S>>;
+template <class A>
+inline constexpr bool ref_kept_v<kept_operand<A>> = true;
+
 template <class X>
 struct fused_size<ref_node<X>>
-    : std::integral_constant<std::size_t, kept_in_memory_v<typename ref_node<X>::target_type>
-                                              ? 1
-                                              : fused_size<typename ref_node<X>::target_type>::value> {};
+    : std::integral_constant<std::size_t, ref_kept_v<X> ? 1 : fused_size<typename ref_node<X>::target_type>::value> {};
 
 /// Whether a reference of type R is read from memory (its target kept).
 template <class R>
 inline constexpr bool reads_kept_v = false;
 template <class X>
-inline constexpr bool reads_kept_v<ref_node<X>> = kept_in_memory_v<typename ref_node<X>::target_type>;
+inline constexpr bool reads_kept_v<ref_node<X>> = ref_kept_v<X>;
 
 /// The node a group kernel rooted at X computes: a reference at the root is
 /// its target, fused even where it is kept (that kernel is what computes it

@@ -228,7 +228,7 @@ struct evaluator_of<zeros_of_node<T, L>> {
 template <class X>
 struct evaluator_of<ref_node<X>> {
   using target = typename ref_node<X>::target_type;
-  using type = std::conditional_t<fusor::detail::kept_in_memory_v<target>, leaf<value_type_t<target>>,
+  using type = std::conditional_t<fusor::detail::reads_kept_v<ref_node<X>>, leaf<value_type_t<target>>,
                                   typename evaluator_of<target>::type>;
 };
 template <class X>
