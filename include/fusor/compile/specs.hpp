@@ -277,12 +277,12 @@ struct outputs_t {
              !(std::is_same_v<P, O> && ...))
   operator outputs_t<P...>() const {  // NOLINT: the conversion a function's deduction asks for
     using set = detail::deduced_set_t<P...>;
-    // detail::get by name: an ADL `get` would find xtensor's too (a spec's
-    // variable type is xtensor's).
-    return [&]<std::size_t... K>(std::index_sequence<K...>) {
-      return outputs_t<P...>{detail::operand_tuple<P...>(detail::kept_spec<set, detail::stable_spec_t<O>>::from(
-          detail::stable_from(detail::get<K>(items)))...)};
-    }(std::index_sequence_for<O...>{});
+    return fusor::detail::apply(
+        [](const auto&... o) {
+          return outputs_t<P...>{detail::operand_tuple<P...>(
+              detail::kept_spec<set, detail::stable_spec_t<O>>::from(detail::stable_from(o))...)};
+        },
+        items);
   }
 };
 template <class... U>
@@ -293,12 +293,12 @@ struct updates_t {
              !(std::is_same_v<P, U> && ...))
   operator updates_t<P...>() const {  // NOLINT: the conversion a function's deduction asks for
     using set = detail::deduced_set_t<P...>;
-    // detail::get by name: an ADL `get` would find xtensor's too (a spec's
-    // variable type is xtensor's).
-    return [&]<std::size_t... K>(std::index_sequence<K...>) {
-      return updates_t<P...>{detail::operand_tuple<P...>(detail::kept_spec<set, detail::stable_spec_t<U>>::from(
-          detail::stable_from(detail::get<K>(items)))...)};
-    }(std::index_sequence_for<U...>{});
+    return fusor::detail::apply(
+        [](const auto&... u) {
+          return updates_t<P...>{detail::operand_tuple<P...>(
+              detail::kept_spec<set, detail::stable_spec_t<U>>::from(detail::stable_from(u))...)};
+        },
+        items);
   }
 };
 

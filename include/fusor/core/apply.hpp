@@ -19,10 +19,20 @@
 
 namespace fusor::detail {
 
+template <class T>
+inline constexpr bool is_operand_tuple_v = false;
+template <class S, class... T>
+inline constexpr bool is_operand_tuple_v<operand_tuple_base<S, T...>> = true;
+
+/// Each element by its own tuple's `get`, named, not found by argument-dependent
+/// lookup: an operand tuple of a function's specs has xtensor among its element
+/// types' namespaces, and xtensor's `get` then matches it as well.
 template <class F, class Tuple, std::size_t... I>
 constexpr decltype(auto) apply_at(F&& f, Tuple&& t, std::index_sequence<I...>) {
-  using std::get;  // a std::tuple's; detail::get is an operands'
-  return static_cast<F&&>(f)(get<I>(static_cast<Tuple&&>(t))...);
+  if constexpr (is_operand_tuple_v<std::remove_cvref_t<Tuple>>)
+    return static_cast<F&&>(f)(detail::get<I>(static_cast<Tuple&&>(t))...);
+  else
+    return static_cast<F&&>(f)(std::get<I>(static_cast<Tuple&&>(t))...);
 }
 
 /// f(get<0>(t), get<1>(t), ...) for a std::tuple or a detail::operand_tuple.

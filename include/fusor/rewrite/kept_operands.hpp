@@ -103,20 +103,19 @@ struct kept_in {
   static constexpr bool has = (has_kept_of<A, E>::value || ... || false);
 };
 
-/// Whether the rewrite changes X: a reduction in it, outside references,
-/// reads an operand Set keeps.
+/// Whether X is a reduction of an operand Set keeps: the rewrite's one case.
+template <class Set, class X>
+inline constexpr bool keeps_operand_v = false;
+template <class Set, class Op, class A, int Rank>
+inline constexpr bool keeps_operand_v<Set, reduce_node<Op, A, Rank>> = fused_operand_v<A> && Set::template has<A>;
+
+/// Whether the rewrite changes X: X, or a node in it outside references, is
+/// such a reduction.
 template <class Set, class X, class Held = held_types_t<X>>
 struct changes;
 template <class Set, class X, class... H>
-struct changes<Set, X, tlist<H...>> : std::bool_constant<(changes<Set, H>::value || ...)> {};
-template <class Set, class Op, class A, int Rank, class... H>
-struct changes<Set, reduce_node<Op, A, Rank>, tlist<H...>>
-    : std::bool_constant<(fused_operand_v<A> && Set::template has<A>) || (changes<Set, H>::value || ...)> {};
-
-template <class X>
-inline constexpr bool is_reduction_v = false;
-template <class Op, class A, int Rank>
-inline constexpr bool is_reduction_v<reduce_node<Op, A, Rank>> = true;
+struct changes<Set, X, tlist<H...>>
+    : std::bool_constant<keeps_operand_v<Set, X> || (changes<Set, H>::value || ...)> {};
 
 /// X with every reduction of an operand Set keeps reading a kept reference
 /// to it; X itself (the same type) where there is none.
@@ -124,10 +123,8 @@ template <class Set, class X>
 auto keep_operands(const X& e) {
   if constexpr (!changes<Set, X>::value) {
     return e;
-  } else if constexpr (is_reduction_v<X>) {
-    using A = std::remove_cvref_t<decltype(e.arg())>;
-    if constexpr (fused_operand_v<A> && Set::template has<A>) return e.remake(ref_node<kept_operand<A>>(e.arg()));
-    else return e.remake(keep_operands<Set>(e.arg()));
+  } else if constexpr (keeps_operand_v<Set, X>) {
+    return e.remake(ref_node<kept_operand<std::remove_cvref_t<decltype(e.arg())>>>(e.arg()));
   } else {
     const auto& held = e.held();
     return [&]<std::size_t... K>(std::index_sequence<K...>) {
