@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -332,6 +333,22 @@ TEST_CASE("givens: a shared variable replaced by an expression; its value and it
   g();
   CHECK(w.get_value() == vec{11, 21});
   CHECK(c.get_value() == vec{10, 20});
+}
+
+TEST_CASE("givens: a shared variable's replacement is not read for an input that happens to share its number") {
+  // Inputs and shared variables are numbered apart, so an input and a
+  // variable can have one number; a given names its target by number and
+  // kind. (The input x once read w's replacement: x * w gave (2w)^2.)
+  auto w = fusor::shared(vec{1, 3}, "w");
+  fusor::vector<double> x{"x"};
+  while (x.id() < w.id()) x = fusor::vector<double>{"x"};
+  while (w.id() < x.id()) w = fusor::shared(vec{1, 3}, "w");
+  REQUIRE(x.id() == w.id());
+  auto f = fusor::function(fusor::inputs(x), fusor::outputs(x * w), fusor::givens(fusor::given(w, w * 2.0)));
+  CHECK(f(vec{1, 2}) == vec{2, 12});
+  // A replacement the stable rewrites change (log(1 + w) -> log1p(w)).
+  auto g = fusor::function(fusor::inputs(x), fusor::outputs(x * w), fusor::givens(fusor::given(w, fusor::log(1.0 + w))));
+  CHECK(xt::allclose(g(vec{1, 2}), vec{std::log1p(1.0), 2 * std::log1p(3.0)}, 1e-15, 1e-15));
 }
 
 TEST_CASE("givens: a replacement over explicit inputs is computed once into the arena; views are read strided") {

@@ -224,6 +224,9 @@ struct graph_constant {
 /// `id` read node `node` instead.
 struct graph_given {
   std::uint64_t id = 0;
+  /// Whether the target is a symbolic input (else a shared variable): the
+  /// two number their identities apart, so an id alone names neither.
+  bool input = false;
   std::string name;  ///< the target, as fusor prints it
   int rank = 0;
   std::uint32_t broadcastable = 0;  ///< an input target's pattern: the replacement must match it
@@ -497,7 +500,7 @@ class graph_builder_base {
   FUSOR_RUNTIME int finish();
   /// A read of a replaced leaf becomes a `given` node over the replacement
   /// (outside replacements only); its key differs from the plain leaf's.
-  FUSOR_RUNTIME bool describe_given(std::uint64_t id, graph_node& n, std::vector<std::uint64_t>& key);
+  FUSOR_RUNTIME bool describe_given(std::uint64_t id, bool input, graph_node& n, std::vector<std::uint64_t>& key);
   /// The rest of an elementwise operation's node once its operands are added:
   /// whether it is elementwise, its arithmetic, whether it is a sum of known
   /// zeros (a gradient's closed gates), its text.
@@ -567,6 +570,7 @@ class graph_builder : detail::graph_builder_base {
   void add_given(const Target& target, const X& replacement) {
     graph_given gg;
     gg.id = target.id();
+    gg.input = !requires { target.record(); };
     if constexpr (requires { target.record(); }) {
       gg.name = target.record()->describe();
       gg.rank = static_cast<int>(target.rank());
@@ -577,7 +581,7 @@ class graph_builder : detail::graph_builder_base {
         if (target.broadcastable(static_cast<std::size_t>(d))) gg.broadcastable |= 1u << d;
     }
     for (const auto& other : g_.givens)
-      if (other.id == gg.id)
+      if (other.id == gg.id && other.input == gg.input)
         throw value_error("fusor::function: " + gg.name + " is replaced twice in givens(...)");
     replacing_ = true;
     try {
@@ -710,7 +714,7 @@ class graph_builder : detail::graph_builder_base {
   template <class T, int N>
   FUSOR_FOLDED void describe(const input<T, N>& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.text = e.str();
-    if (describe_given(e.id(), n, key)) return;
+    if (describe_given(e.id(), true, n, key)) return;
     n.kind = node_kind::input;
     n.elementwise = true;
     n.leaf = -1;
@@ -723,7 +727,7 @@ class graph_builder : detail::graph_builder_base {
     requires is_basic_shared_leaf_v<L>
   FUSOR_FOLDED void describe(const L& e, graph_node& n, std::vector<std::uint64_t>& key) {
     n.text = e.str();
-    if (describe_given(e.variable().id(), n, key)) return;
+    if (describe_given(e.variable().id(), false, n, key)) return;
     n.kind = node_kind::shared;
     n.elementwise = true;
     n.leaf = add_shared(e.variable());

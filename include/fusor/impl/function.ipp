@@ -81,12 +81,11 @@ FUSOR_RUNTIME void function_core::check_inputs_distinct() const {
 
 FUSOR_RUNTIME void function_core::check_graph_reads(std::size_t inputs) const {
   const fusor::graph& g = prog_.graph();
-  for (const auto& gg : g.givens) {
+  for (std::size_t k = 0; k < g.givens.size(); ++k) {
     bool read = false;
-    for (const auto& n : g.nodes)
-      read = read || (n.kind == node_kind::given && g.givens[static_cast<std::size_t>(n.leaf)].id == gg.id);
+    for (const auto& n : g.nodes) read = read || (n.kind == node_kind::given && static_cast<std::size_t>(n.leaf) == k);
     if (!read)
-      throw value_error("fusor::function: givens(...) replaces " + gg.name +
+      throw value_error("fusor::function: givens(...) replaces " + g.givens[k].name +
                         ", which no output or update expression reads");
   }
   if (g.inputs.size() != inputs)

@@ -47,11 +47,11 @@ FUSOR_RUNTIME int graph_builder_base::finish() {
   return id;
 }
 
-FUSOR_RUNTIME bool graph_builder_base::describe_given(std::uint64_t id, graph_node& n,
+FUSOR_RUNTIME bool graph_builder_base::describe_given(std::uint64_t id, bool input, graph_node& n,
                                                     std::vector<std::uint64_t>& key) {
   if (replacing_) return false;
   for (std::size_t k = 0; k < g_.givens.size(); ++k)
-    if (g_.givens[k].id == id) {
+    if (g_.givens[k].id == id && g_.givens[k].input == input) {
       n.kind = node_kind::given;
       n.arity = 1;
       n.child[0] = g_.givens[k].node;
